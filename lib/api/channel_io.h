@@ -1,0 +1,139 @@
+#pragma once
+// The seam between typed records (in the job's code) and the runtime's byte
+// buffers. The runtime implements ChannelWriter; the typed RecordWriterOutput and
+// RecordReader below are instantiated in the job's code for its record types.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "lib/api/key_groups.h"
+#include "lib/api/output.h"
+#include "lib/api/serialization.h"
+
+namespace weir {
+
+// The open buffers of one output edge of a subtask, one per downstream channel.
+// Implemented by the runtime. Used only from the producing task's thread.
+class ChannelWriter {
+ public:
+  virtual ~ChannelWriter() = default;
+  virtual int num_channels() const = 0;
+  // The open buffer of `channel`; the pointer stays valid for the writer's life.
+  virtual std::vector<uint8_t>* buffer(int channel) = 0;
+  // Hands the open buffer's contents to the channel (blocking while the channel
+  // is full: backpressure) and leaves an empty buffer in its place.
+  virtual void Flush(int channel) = 0;
+  // Records the number of records appended to a channel's open buffer, for metrics.
+  virtual void CountRecords(int channel, int64_t n) = 0;
+  // A buffer is handed over once it holds at least this many bytes.
+  size_t flush_threshold() const { return flush_threshold_; }
+
+ protected:
+  size_t flush_threshold_ = 32 * 1024;
+};
+
+enum class ShipStrategy { kForward, kHash, kRebalance, kBroadcast };
+const char* ShipStrategyName(ShipStrategy s);
+
+// Picks the channel of a record on a hash edge.
+template <class T>
+class KeySelectorBase {
+ public:
+  virtual ~KeySelectorBase() = default;
+  virtual int KeyGroup(const T& record, int max_parallelism) const = 0;
+};
+
+template <class T, class K, class F>
+class KeySelector final : public KeySelectorBase<T> {
+ public:
+  explicit KeySelector(F f) : f_(std::move(f)) {}
+  int KeyGroup(const T& record, int max_parallelism) const override {
+    return KeyGroupOf<K>(f_(record), max_parallelism);
+  }
+
+ private:
+  F f_;
+};
+
+// Serializes records into the channels of one output edge.
+template <class T>
+class RecordWriterOutput final : public Output<T> {
+ public:
+  RecordWriterOutput(ChannelWriter* writer, ShipStrategy strategy,
+                     std::shared_ptr<const KeySelectorBase<T>> key_selector, int max_parallelism,
+                     int subtask_index)
+      : writer_(writer),
+        strategy_(strategy),
+        key_selector_(std::move(key_selector)),
+        max_parallelism_(max_parallelism),
+        num_channels_(writer->num_channels()),
+        next_channel_(subtask_index % writer->num_channels()) {}
+
+  void Collect(const T& record) override {
+    switch (strategy_) {
+      case ShipStrategy::kForward:
+        Append(0, record);
+        return;
+      case ShipStrategy::kHash: {
+        int kg = key_selector_->KeyGroup(record, max_parallelism_);
+        Append(OperatorIndexForKeyGroup(max_parallelism_, num_channels_, kg), record);
+        return;
+      }
+      case ShipStrategy::kRebalance:
+        Append(next_channel_, record);
+        if (++next_channel_ == num_channels_) next_channel_ = 0;
+        return;
+      case ShipStrategy::kBroadcast:
+        for (int c = 0; c < num_channels_; ++c) Append(c, record);
+        return;
+    }
+  }
+
+ private:
+  void Append(int channel, const T& record) {
+    std::vector<uint8_t>* buf = writer_->buffer(channel);
+    DataOutput out(buf);
+    Serializer<T>::Write(out, record);
+    writer_->CountRecords(channel, 1);
+    if (buf->size() >= writer_->flush_threshold()) writer_->Flush(channel);
+  }
+
+  ChannelWriter* writer_;
+  ShipStrategy strategy_;
+  std::shared_ptr<const KeySelectorBase<T>> key_selector_;
+  int max_parallelism_;
+  int num_channels_;
+  int next_channel_;
+};
+
+// Deserializes the records of a data buffer into an operator's input.
+class RecordReaderBase {
+ public:
+  virtual ~RecordReaderBase() = default;
+  // Pushes every record of [begin, end) into the input; returns how many.
+  // Throws DeserializationError on malformed data.
+  virtual int64_t Process(const uint8_t* begin, const uint8_t* end) = 0;
+};
+
+template <class T>
+class RecordReader final : public RecordReaderBase {
+ public:
+  explicit RecordReader(Output<T>* input) : input_(input) {}
+  int64_t Process(const uint8_t* begin, const uint8_t* end) override {
+    DataInput in(begin, end);
+    int64_t n = 0;
+    while (!in.AtEnd()) {
+      Serializer<T>::Read(in, record_);
+      input_->Collect(record_);
+      ++n;
+    }
+    return n;
+  }
+
+ private:
+  Output<T>* input_;
+  T record_{};
+};
+
+}  // namespace weir

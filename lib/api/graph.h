@@ -1,0 +1,89 @@
+#pragma once
+// The stream graph: what a job's entry point builds and the runtime executes.
+// Nodes are type-erased; the typed parts (operator factories, record writers and
+// readers) are created by TypeInfo objects instantiated in the job's code.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/api/channel_io.h"
+#include "lib/api/operator.h"
+
+namespace weir {
+
+// Type-erased operations on a record type T.
+class TypeInfoBase {
+ public:
+  virtual ~TypeInfoBase() = default;
+  // An output that writes into `writer` with `strategy`; `key_selector` is a
+  // std::shared_ptr<const KeySelectorBase<T>> for hash edges (else null).
+  virtual std::unique_ptr<OutputBase> CreateWriterOutput(
+      ChannelWriter* writer, ShipStrategy strategy, const std::shared_ptr<const void>& key_selector,
+      int max_parallelism, int subtask_index) const = 0;
+  // A reader that pushes records into `input` (an Output<T>*).
+  virtual std::unique_ptr<RecordReaderBase> CreateReader(OutputBase* input) const = 0;
+  // An output that copies each record to each of `outputs` (Output<T>*s).
+  virtual std::unique_ptr<OutputBase> CreateFanOut(const std::vector<OutputBase*>& outputs) const = 0;
+};
+
+template <class T>
+class TypeInfo final : public TypeInfoBase {
+ public:
+  std::unique_ptr<OutputBase> CreateWriterOutput(ChannelWriter* writer, ShipStrategy strategy,
+                                                 const std::shared_ptr<const void>& key_selector,
+                                                 int max_parallelism, int subtask_index) const override {
+    return std::make_unique<RecordWriterOutput<T>>(
+        writer, strategy, std::static_pointer_cast<const KeySelectorBase<T>>(key_selector),
+        max_parallelism, subtask_index);
+  }
+  std::unique_ptr<RecordReaderBase> CreateReader(OutputBase* input) const override {
+    return std::make_unique<RecordReader<T>>(static_cast<Output<T>*>(input));
+  }
+  std::unique_ptr<OutputBase> CreateFanOut(const std::vector<OutputBase*>& outputs) const override {
+    auto fan = std::make_unique<FanOutOutput<T>>();
+    for (auto* o : outputs) fan->Add(static_cast<Output<T>*>(o));
+    return fan;
+  }
+};
+
+template <class T>
+std::shared_ptr<const TypeInfoBase> TypeInfoOf() {
+  static const auto info = std::make_shared<const TypeInfo<T>>();
+  return info;
+}
+
+struct StreamEdge {
+  int source_node = -1;
+  ShipStrategy strategy = ShipStrategy::kForward;
+  std::shared_ptr<const void> key_selector;  // KeySelectorBase<T> for kHash
+};
+
+struct StreamNode {
+  int id = -1;
+  std::string name;
+  std::string uid;                 // empty: derived from the graph at submission
+  int parallelism = 0;             // 0: the job's default parallelism
+  bool parallelism_fixed = false;  // set explicitly (e.g. a non-parallel source)
+  int max_parallelism = 0;         // 0: the job's
+  bool is_source = false;
+  bool is_sink = false;
+  bool is_keyed = false;           // consumes a keyed stream (its input is a hash edge)
+  std::vector<StreamEdge> inputs;
+  std::function<std::unique_ptr<StreamOperatorBase>()> factory;
+  std::shared_ptr<const TypeInfoBase> in_type;   // null for sources
+  std::shared_ptr<const TypeInfoBase> out_type;  // null for sinks
+};
+
+struct StreamGraph {
+  std::string job_name;
+  int default_parallelism = 1;
+  int max_parallelism = 0;  // 0: Flink's default for the parallelism (128 for p <= 85)
+  std::vector<StreamNode> nodes;
+  // Configuration the job set for itself (env.Configure("key", "value")).
+  std::map<std::string, std::string> config;
+};
+
+}  // namespace weir

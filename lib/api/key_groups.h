@@ -1,0 +1,123 @@
+#pragma once
+// Key groups: the unit in which keyed state is partitioned and redistributed, with
+// Flink's formulas (KeyGroupRangeAssignment):
+//   keyGroup      = murmurHash(hashCode(key)) % maxParallelism
+//   operatorIndex = keyGroup * parallelism / maxParallelism
+//   range(i)      = [ceil(i * maxP / p), ((i + 1) * maxP - 1) / p]
+// hashCode follows Java's for the built-in types (int, long, String as bytes), so
+// the same key lands in the same key group in every weir process and build.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "lib/api/serialization.h"
+#include "lib/common/hash.h"
+
+namespace weir {
+
+inline constexpr int kDefaultMaxParallelism = 128;
+inline constexpr int kUpperBoundMaxParallelism = 1 << 15;
+
+// Java-compatible hashCode of a key.
+template <class T, class Enable = void>
+struct KeyHashCode {
+  // Fallback: a stable hash of the canonical serialized form.
+  static int32_t Of(const T& v) {
+    auto bytes = SerializeToBytes(v);
+    uint64_t h = Fnv1a64(bytes.data(), bytes.size());
+    return static_cast<int32_t>(h ^ (h >> 32));
+  }
+};
+template <class T>
+struct KeyHashCode<T, std::enable_if_t<std::is_integral_v<T> && (sizeof(T) <= 4)>> {
+  static int32_t Of(const T& v) { return static_cast<int32_t>(v); }
+};
+template <class T>
+struct KeyHashCode<T, std::enable_if_t<std::is_integral_v<T> && (sizeof(T) == 8)>> {
+  static int32_t Of(const T& v) {
+    uint64_t u = static_cast<uint64_t>(v);
+    return static_cast<int32_t>(u ^ (u >> 32));
+  }
+};
+template <>
+struct KeyHashCode<std::string> {
+  static int32_t Of(const std::string& s) {
+    uint32_t h = 0;
+    for (unsigned char c : s) h = 31 * h + c;
+    return static_cast<int32_t>(h);
+  }
+};
+template <class A, class B>
+struct KeyHashCode<std::pair<A, B>> {
+  static int32_t Of(const std::pair<A, B>& p) {
+    uint32_t h = 31u * static_cast<uint32_t>(KeyHashCode<A>::Of(p.first));
+    return static_cast<int32_t>(h + static_cast<uint32_t>(KeyHashCode<B>::Of(p.second)));
+  }
+};
+
+// std::hash-compatible functor for keyed-state hash maps.
+template <class K>
+struct StableKeyHash {
+  size_t operator()(const K& k) const {
+    return static_cast<size_t>(static_cast<uint32_t>(KeyHashCode<K>::Of(k))) * 0x9e3779b97f4a7c15ULL;
+  }
+};
+
+// Equality for WEIR_FIELDS structs used as keys.
+template <class K>
+struct KeyEqual {
+  bool operator()(const K& a, const K& b) const {
+    if constexpr (HasWeirFields<K>::value) {
+      return a.weir_fields() == b.weir_fields();
+    } else {
+      return a == b;
+    }
+  }
+};
+
+inline int AssignToKeyGroup(int32_t hash_code, int max_parallelism) {
+  return MurmurHashInt(hash_code) % max_parallelism;
+}
+
+template <class K>
+int KeyGroupOf(const K& key, int max_parallelism) {
+  return AssignToKeyGroup(KeyHashCode<K>::Of(key), max_parallelism);
+}
+
+inline int OperatorIndexForKeyGroup(int max_parallelism, int parallelism, int key_group) {
+  return key_group * parallelism / max_parallelism;
+}
+
+// An inclusive range of key groups [start, end]; empty when end < start.
+struct KeyGroupRange {
+  int start = 0;
+  int end = -1;
+  int size() const { return end >= start ? end - start + 1 : 0; }
+  bool Contains(int kg) const { return kg >= start && kg <= end; }
+  bool operator==(const KeyGroupRange&) const = default;
+};
+
+inline KeyGroupRange KeyGroupRangeForOperator(int max_parallelism, int parallelism, int index) {
+  int start = (index * max_parallelism + parallelism - 1) / parallelism;
+  int end = ((index + 1) * max_parallelism - 1) / parallelism;
+  return {start, end};
+}
+
+// Flink's default max parallelism for an operator of this parallelism when none is
+// set: roundUpToPowerOfTwo(p + p/2), at least 128, at most 32768.
+inline int ComputeDefaultMaxParallelism(int parallelism) {
+  int target = parallelism + parallelism / 2;
+  int pow2 = 1;
+  while (pow2 < target) pow2 <<= 1;
+  if (pow2 < kDefaultMaxParallelism) pow2 = kDefaultMaxParallelism;
+  if (pow2 > kUpperBoundMaxParallelism) pow2 = kUpperBoundMaxParallelism;
+  return pow2;
+}
+
+}  // namespace weir

@@ -1,0 +1,193 @@
+#pragma once
+// The typed operators behind the DataStream API. Each is instantiated in the
+// job's code for its record types; the runtime sees StreamOperatorBase.
+
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "lib/api/functions.h"
+#include "lib/api/heap_state.h"
+#include "lib/api/operator.h"
+
+namespace weir::internal {
+
+// Calls the CheckpointedFunction / CheckpointListener hooks of `fn` when it has them.
+template <class Fn>
+void InitializeFunctionState(Fn& fn, RuntimeContext& ctx) {
+  if constexpr (std::is_base_of_v<CheckpointedFunction, Fn>) fn.InitializeState(ctx);
+}
+template <class Fn>
+void SnapshotFunctionState(Fn& fn, int64_t id) {
+  if constexpr (std::is_base_of_v<CheckpointedFunction, Fn>) fn.SnapshotState(id);
+}
+template <class Fn>
+void NotifyFunctionComplete(Fn& fn, int64_t id) {
+  if constexpr (std::is_base_of_v<CheckpointListener, Fn>) fn.NotifyCheckpointComplete(id);
+}
+template <class Fn>
+void NotifyFunctionAborted(Fn& fn, int64_t id) {
+  if constexpr (std::is_base_of_v<CheckpointListener, Fn>) fn.NotifyCheckpointAborted(id);
+}
+
+template <class Out>
+class WithOutput : public virtual StreamOperatorBase {
+ public:
+  void SetOutput(OutputBase* out) override { out_ = static_cast<Output<Out>*>(out); }
+
+ protected:
+  Output<Out>* out_ = nullptr;
+};
+
+template <class T, class S>
+class SourceOperator final : public SourceOperatorBase, public WithOutput<T> {
+ public:
+  explicit SourceOperator(S source) : source_(std::move(source)) {}
+  void SetOutput(OutputBase* out) override { WithOutput<T>::SetOutput(out); }
+  OutputBase* Input() override { return nullptr; }
+  void InitializeState() override { InitializeFunctionState(source_, runtime_context()); }
+  void Open() override { source_.Open(runtime_context()); }
+  void Close() override { source_.Close(); }
+  SourceStatus EmitNext(int max_records, int64_t* wake_at_nanos) override {
+    return source_.EmitNext(*this->out_, max_records, wake_at_nanos);
+  }
+  OperatorSubtaskSnapshot SnapshotState(int64_t id) override {
+    SnapshotFunctionState(source_, id);
+    return StreamOperatorBase::SnapshotState(id);
+  }
+  void NotifyCheckpointComplete(int64_t id) override { NotifyFunctionComplete(source_, id); }
+  void NotifyCheckpointAborted(int64_t id) override { NotifyFunctionAborted(source_, id); }
+
+ private:
+  S source_;
+};
+
+template <class In, class Out, class F>
+class MapOperator final : public WithOutput<Out>, public Output<In> {
+ public:
+  explicit MapOperator(F f) : f_(std::move(f)) {}
+  OutputBase* Input() override { return static_cast<Output<In>*>(this); }
+  void Collect(const In& r) override { this->out_->Collect(f_(r)); }
+
+ private:
+  F f_;
+};
+
+template <class T, class F>
+class FilterOperator final : public WithOutput<T>, public Output<T> {
+ public:
+  explicit FilterOperator(F f) : f_(std::move(f)) {}
+  OutputBase* Input() override { return static_cast<Output<T>*>(this); }
+  void Collect(const T& r) override {
+    if (f_(r)) this->out_->Collect(r);
+  }
+
+ private:
+  F f_;
+};
+
+template <class In, class Out, class F>
+class FlatMapOperator final : public WithOutput<Out>, public Output<In> {
+ public:
+  explicit FlatMapOperator(F f) : f_(std::move(f)) {}
+  OutputBase* Input() override { return static_cast<Output<In>*>(this); }
+  void Collect(const In& r) override { f_(r, *this->out_); }
+
+ private:
+  F f_;
+};
+
+// Base of operators on a keyed stream: owns the keyed state backend of the subtask.
+template <class K>
+class KeyedOperatorBase : public virtual StreamOperatorBase {
+ public:
+  void Setup(const OperatorContext& ctx) override {
+    StreamOperatorBase::Setup(ctx);
+    int max_p = ctx.task.max_parallelism;
+    backend_ = std::make_unique<HeapKeyedStateBackend<K>>(
+        max_p, KeyGroupRangeForOperator(max_p, ctx.task.parallelism, ctx.task.subtask_index));
+    if (ctx.restored && ctx.restored->restored) backend_->SetRestored(ctx.restored->keyed);
+    keyed_context_ = std::make_unique<KeyedRuntimeContext<K>>(ctx_, &operator_state_, backend_.get());
+  }
+  OperatorSubtaskSnapshot SnapshotState(int64_t id) override {
+    OperatorSubtaskSnapshot snap = StreamOperatorBase::SnapshotState(id);
+    snap.has_keyed = true;
+    snap.keyed = backend_->Snapshot();
+    return snap;
+  }
+
+ protected:
+  std::unique_ptr<HeapKeyedStateBackend<K>> backend_;
+  std::unique_ptr<KeyedRuntimeContext<K>> keyed_context_;
+};
+
+template <class K, class In, class Out, class KeyF, class Fn>
+class KeyedProcessOperator final : public KeyedOperatorBase<K>, public WithOutput<Out>, public Output<In> {
+ public:
+  KeyedProcessOperator(KeyF key_fn, Fn fn) : key_fn_(std::move(key_fn)), fn_(std::move(fn)) {}
+  OutputBase* Input() override { return static_cast<Output<In>*>(this); }
+  void InitializeState() override { InitializeFunctionState(fn_, *this->keyed_context_); }
+  void Open() override { fn_.Open(*this->keyed_context_); }
+  void Close() override { fn_.Close(); }
+  void Collect(const In& r) override {
+    this->backend_->SetCurrentKey(key_fn_(r));
+    fn_.ProcessElement(r, this->backend_->current_key(), *this->out_);
+  }
+  OperatorSubtaskSnapshot SnapshotState(int64_t id) override {
+    SnapshotFunctionState(fn_, id);
+    return KeyedOperatorBase<K>::SnapshotState(id);
+  }
+  void NotifyCheckpointComplete(int64_t id) override { NotifyFunctionComplete(fn_, id); }
+  void NotifyCheckpointAborted(int64_t id) override { NotifyFunctionAborted(fn_, id); }
+
+ private:
+  KeyF key_fn_;
+  Fn fn_;
+};
+
+// Rolling reduce per key (Flink's KeyedStream.reduce): emits the reduced value
+// after every record.
+template <class K, class T, class KeyF, class F>
+class ReduceOperator final : public KeyedOperatorBase<K>, public WithOutput<T>, public Output<T> {
+ public:
+  ReduceOperator(KeyF key_fn, F f) : key_fn_(std::move(key_fn)), f_(std::move(f)) {}
+  OutputBase* Input() override { return static_cast<Output<T>*>(this); }
+  void Open() override { state_ = &this->keyed_context_->template GetState<T>("_reduce"); }
+  void Collect(const T& r) override {
+    this->backend_->SetCurrentKey(key_fn_(r));
+    auto current = state_->Value();
+    T next = current ? f_(*current, r) : r;
+    state_->Update(next);
+    this->out_->Collect(next);
+  }
+
+ private:
+  KeyF key_fn_;
+  F f_;
+  ValueState<T>* state_ = nullptr;
+};
+
+template <class T, class S>
+class SinkOperator final : public virtual StreamOperatorBase, public Output<T> {
+ public:
+  explicit SinkOperator(S sink) : sink_(std::move(sink)) {}
+  void SetOutput(OutputBase*) override {}
+  OutputBase* Input() override { return static_cast<Output<T>*>(this); }
+  void InitializeState() override { InitializeFunctionState(sink_, runtime_context()); }
+  void Open() override { sink_.Open(runtime_context()); }
+  void Collect(const T& r) override { sink_.Invoke(r); }
+  void Finish() override { sink_.Finish(); }
+  void Close() override { sink_.Close(); }
+  void PrepareSnapshotPreBarrier(int64_t id) override { sink_.PrepareCommit(id); }
+  OperatorSubtaskSnapshot SnapshotState(int64_t id) override {
+    SnapshotFunctionState(sink_, id);
+    return StreamOperatorBase::SnapshotState(id);
+  }
+  void NotifyCheckpointComplete(int64_t id) override { NotifyFunctionComplete(sink_, id); }
+  void NotifyCheckpointAborted(int64_t id) override { NotifyFunctionAborted(sink_, id); }
+
+ private:
+  S sink_;
+};
+
+}  // namespace weir::internal

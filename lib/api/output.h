@@ -1,0 +1,37 @@
+#pragma once
+#include <vector>
+// Output<T>: where an operator puts its records. Chained operators are Outputs of
+// one another (a direct call, no serialization); the last operator of a task writes
+// into a RecordWriterOutput that serializes into channel buffers.
+
+namespace weir {
+
+class OutputBase {
+ public:
+  virtual ~OutputBase() = default;
+};
+
+template <class T>
+class Output : public OutputBase {
+ public:
+  virtual void Collect(const T& record) = 0;
+};
+
+// The name user functions see (Flink's Collector).
+template <class T>
+using Collector = Output<T>;
+
+// Sends every record to several outputs (a stream consumed by several operators).
+template <class T>
+class FanOutOutput final : public Output<T> {
+ public:
+  void Add(Output<T>* out) { outs_.push_back(out); }
+  void Collect(const T& record) override {
+    for (auto* o : outs_) o->Collect(record);
+  }
+
+ private:
+  std::vector<Output<T>*> outs_;
+};
+
+}  // namespace weir

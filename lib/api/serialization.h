@@ -1,0 +1,265 @@
+#pragma once
+// Binary serialization of record and state values.
+//
+// Serializer<T> has two static functions, Write(DataOutput&, const T&) and
+// Read(DataInput&, T&). Built in: integers, floating point, bool, std::string, pairs,
+// tuples, vectors, optionals, maps. A user struct becomes serializable by listing its
+// fields:
+//
+//   struct Trade { std::string symbol; int64_t qty; double price;
+//                  WEIR_FIELDS(symbol, qty, price) };
+//
+// The encoding is the canonical format of weir's records and state: little-endian
+// fixed-width numbers, and unsigned LEB128 lengths for strings and containers. It is
+// the same in every process and build, which checkpoints rely on.
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace weir {
+
+// Appends to a byte vector it does not own.
+class DataOutput {
+ public:
+  explicit DataOutput(std::vector<uint8_t>* buf) : buf_(buf) {}
+  void WriteBytes(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    buf_->insert(buf_->end(), b, b + n);
+  }
+  template <class T>
+  void WriteFixed(T v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    size_t at = buf_->size();
+    buf_->resize(at + sizeof(T));
+    std::memcpy(buf_->data() + at, &v, sizeof(T));
+  }
+  void WriteVarint(uint64_t v) {
+    while (v >= 0x80) {
+      buf_->push_back(static_cast<uint8_t>(v | 0x80));
+      v >>= 7;
+    }
+    buf_->push_back(static_cast<uint8_t>(v));
+  }
+  size_t size() const { return buf_->size(); }
+  std::vector<uint8_t>* buffer() { return buf_; }
+
+ private:
+  std::vector<uint8_t>* buf_;
+};
+
+// Thrown when input ends early or holds an impossible value; callers at file and
+// channel boundaries turn it into Status::Corruption naming the file.
+class DeserializationError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads from a byte range it does not own.
+class DataInput {
+ public:
+  DataInput(const uint8_t* begin, const uint8_t* end) : p_(begin), end_(end) {}
+  explicit DataInput(const std::vector<uint8_t>& v) : p_(v.data()), end_(v.data() + v.size()) {}
+  bool AtEnd() const { return p_ >= end_; }
+  size_t remaining() const { return static_cast<size_t>(end_ - p_); }
+  const uint8_t* position() const { return p_; }
+  void ReadBytes(void* out, size_t n) {
+    Need(n);
+    std::memcpy(out, p_, n);
+    p_ += n;
+  }
+  template <class T>
+  T ReadFixed() {
+    Need(sizeof(T));
+    T v;
+    std::memcpy(&v, p_, sizeof(T));
+    p_ += sizeof(T);
+    return v;
+  }
+  uint64_t ReadVarint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      Need(1);
+      uint8_t b = *p_++;
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    throw DeserializationError("varint longer than 10 bytes");
+  }
+  void Skip(size_t n) {
+    Need(n);
+    p_ += n;
+  }
+
+ private:
+  void Need(size_t n) const {
+    if (static_cast<size_t>(end_ - p_) < n) throw DeserializationError("unexpected end of data");
+  }
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+template <class T, class Enable = void>
+struct Serializer;
+
+// Types with WEIR_FIELDS(...).
+template <class T, class = void>
+struct HasWeirFields : std::false_type {};
+template <class T>
+struct HasWeirFields<T, std::void_t<decltype(std::declval<T&>().weir_fields())>> : std::true_type {};
+
+template <class T>
+struct Serializer<T, std::enable_if_t<std::is_arithmetic_v<T>>> {
+  static void Write(DataOutput& out, const T& v) { out.WriteFixed<T>(v); }
+  static void Read(DataInput& in, T& v) { v = in.ReadFixed<T>(); }
+};
+
+template <class T>
+struct Serializer<T, std::enable_if_t<std::is_enum_v<T>>> {
+  using U = std::underlying_type_t<T>;
+  static void Write(DataOutput& out, const T& v) { out.WriteFixed<U>(static_cast<U>(v)); }
+  static void Read(DataInput& in, T& v) { v = static_cast<T>(in.ReadFixed<U>()); }
+};
+
+template <>
+struct Serializer<std::string> {
+  static void Write(DataOutput& out, const std::string& v) {
+    out.WriteVarint(v.size());
+    out.WriteBytes(v.data(), v.size());
+  }
+  static void Read(DataInput& in, std::string& v) {
+    uint64_t n = in.ReadVarint();
+    if (n > in.remaining()) throw DeserializationError("string longer than its data");
+    v.assign(reinterpret_cast<const char*>(in.position()), n);
+    in.Skip(n);
+  }
+};
+
+template <class A, class B>
+struct Serializer<std::pair<A, B>> {
+  static void Write(DataOutput& out, const std::pair<A, B>& v) {
+    Serializer<A>::Write(out, v.first);
+    Serializer<B>::Write(out, v.second);
+  }
+  static void Read(DataInput& in, std::pair<A, B>& v) {
+    Serializer<std::remove_const_t<A>>::Read(in, const_cast<std::remove_const_t<A>&>(v.first));
+    Serializer<B>::Read(in, v.second);
+  }
+};
+
+template <class... Ts>
+struct Serializer<std::tuple<Ts...>> {
+  static void Write(DataOutput& out, const std::tuple<Ts...>& v) {
+    std::apply([&](const auto&... e) { (Serializer<std::decay_t<decltype(e)>>::Write(out, e), ...); }, v);
+  }
+  static void Read(DataInput& in, std::tuple<Ts...>& v) {
+    std::apply([&](auto&... e) { (Serializer<std::decay_t<decltype(e)>>::Read(in, e), ...); }, v);
+  }
+};
+
+template <class T>
+struct Serializer<std::vector<T>> {
+  static void Write(DataOutput& out, const std::vector<T>& v) {
+    out.WriteVarint(v.size());
+    for (const auto& e : v) Serializer<T>::Write(out, e);
+  }
+  static void Read(DataInput& in, std::vector<T>& v) {
+    uint64_t n = in.ReadVarint();
+    if (n > in.remaining()) throw DeserializationError("vector longer than its data");
+    v.clear();
+    v.resize(n);
+    for (auto& e : v) Serializer<T>::Read(in, e);
+  }
+};
+
+template <class T>
+struct Serializer<std::optional<T>> {
+  static void Write(DataOutput& out, const std::optional<T>& v) {
+    out.WriteFixed<uint8_t>(v.has_value() ? 1 : 0);
+    if (v) Serializer<T>::Write(out, *v);
+  }
+  static void Read(DataInput& in, std::optional<T>& v) {
+    uint8_t has = in.ReadFixed<uint8_t>();
+    if (has > 1) throw DeserializationError("bad optional tag");
+    if (!has) {
+      v.reset();
+      return;
+    }
+    T e{};
+    Serializer<T>::Read(in, e);
+    v = std::move(e);
+  }
+};
+
+template <class M>
+struct MapSerializer {
+  using K = typename M::key_type;
+  using V = typename M::mapped_type;
+  static void Write(DataOutput& out, const M& m) {
+    out.WriteVarint(m.size());
+    for (const auto& [k, v] : m) {
+      Serializer<K>::Write(out, k);
+      Serializer<V>::Write(out, v);
+    }
+  }
+  static void Read(DataInput& in, M& m) {
+    uint64_t n = in.ReadVarint();
+    if (n > in.remaining()) throw DeserializationError("map longer than its data");
+    m.clear();
+    for (uint64_t i = 0; i < n; ++i) {
+      K k{};
+      V v{};
+      Serializer<K>::Read(in, k);
+      Serializer<V>::Read(in, v);
+      m.emplace(std::move(k), std::move(v));
+    }
+  }
+};
+template <class K, class V, class C, class A>
+struct Serializer<std::map<K, V, C, A>> : MapSerializer<std::map<K, V, C, A>> {};
+template <class K, class V, class H, class E, class A>
+struct Serializer<std::unordered_map<K, V, H, E, A>> : MapSerializer<std::unordered_map<K, V, H, E, A>> {};
+
+template <class T>
+struct Serializer<T, std::enable_if_t<HasWeirFields<T>::value>> {
+  static void Write(DataOutput& out, const T& v) {
+    std::apply([&](const auto&... e) { (Serializer<std::decay_t<decltype(e)>>::Write(out, e), ...); },
+               v.weir_fields());
+  }
+  static void Read(DataInput& in, T& v) {
+    std::apply([&](auto&... e) { (Serializer<std::decay_t<decltype(e)>>::Read(in, e), ...); },
+               v.weir_fields());
+  }
+};
+
+// Convenience: serialize a value to bytes, and back.
+template <class T>
+std::vector<uint8_t> SerializeToBytes(const T& v) {
+  std::vector<uint8_t> buf;
+  DataOutput out(&buf);
+  Serializer<T>::Write(out, v);
+  return buf;
+}
+template <class T>
+T DeserializeFromBytes(const std::vector<uint8_t>& bytes) {
+  DataInput in(bytes);
+  T v{};
+  Serializer<T>::Read(in, v);
+  return v;
+}
+
+}  // namespace weir
+
+// Inside a struct: makes it serializable, comparable and hashable as a key by its
+// fields. `struct P { int a; std::string b; WEIR_FIELDS(a, b) };`
+#define WEIR_FIELDS(...)                                                      \
+  auto weir_fields() { return std::tie(__VA_ARGS__); }                        \
+  auto weir_fields() const { return std::tie(__VA_ARGS__); }

@@ -1,0 +1,224 @@
+#pragma once
+// The DataStream API a job is written against (Flink's, in C++):
+//
+//   void NumberSum(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
+//     env.FromSequence(1, 1000)
+//         .KeyBy([](int64_t n) { return n % 2; })
+//         .Reduce([](int64_t a, int64_t b) { return a + b; })
+//         .Print();
+//   }
+//   WEIR_JOB("NumberSum", NumberSum);
+//
+// Each call adds a node to the StreamGraph; Name/Uid/SetParallelism apply to the
+// node just added. Nothing runs until the runtime executes the graph.
+
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "lib/api/graph.h"
+#include "lib/api/operators.h"
+
+namespace weir {
+
+template <class T>
+class DataStream;
+template <class T, class K, class KeyF>
+class KeyedStream;
+
+class StreamExecutionEnvironment {
+ public:
+  explicit StreamExecutionEnvironment(int default_parallelism) {
+    graph_.default_parallelism = default_parallelism;
+  }
+  int GetParallelism() const { return graph_.default_parallelism; }
+  void SetParallelism(int p) { graph_.default_parallelism = p; }
+  void SetMaxParallelism(int p) { graph_.max_parallelism = p; }
+  void SetJobName(std::string name) { graph_.job_name = std::move(name); }
+  // Sets a configuration key for this job (as -D would), e.g. checkpoint interval.
+  void Configure(const std::string& key, const std::string& value) { graph_.config[key] = value; }
+
+  // Adds a source; S derives from Source<T> and is copied once per subtask.
+  template <class T, class S>
+  DataStream<T> AddSource(S source, std::string name);
+
+  StreamGraph& graph() { return graph_; }
+
+  // Adds a node and returns its id. For the API's own use.
+  int AddNode(StreamNode node) {
+    node.id = static_cast<int>(graph_.nodes.size());
+    graph_.nodes.push_back(std::move(node));
+    return graph_.nodes.back().id;
+  }
+  StreamNode& node(int id) { return graph_.nodes[id]; }
+
+ private:
+  StreamGraph graph_;
+};
+
+// Base of DataStream and KeyedStream: the node settings.
+template <class Self>
+class NodeHandle {
+ public:
+  NodeHandle(StreamExecutionEnvironment* env, int node) : env_(env), node_(node) {}
+  Self& Name(std::string name) {
+    env_->node(node_).name = std::move(name);
+    return self();
+  }
+  // The stable id that matches this operator's state in savepoints.
+  Self& Uid(std::string uid) {
+    env_->node(node_).uid = std::move(uid);
+    return self();
+  }
+  Self& SetParallelism(int p) {
+    env_->node(node_).parallelism = p;
+    env_->node(node_).parallelism_fixed = true;
+    return self();
+  }
+  Self& SetMaxParallelism(int p) {
+    env_->node(node_).max_parallelism = p;
+    return self();
+  }
+  int node_id() const { return node_; }
+  StreamExecutionEnvironment* env() const { return env_; }
+
+ protected:
+  Self& self() { return static_cast<Self&>(*this); }
+  StreamExecutionEnvironment* env_;
+  int node_;
+};
+
+// The sink end of a stream.
+class DataStreamSink : public NodeHandle<DataStreamSink> {
+ public:
+  using NodeHandle::NodeHandle;
+};
+
+template <class T>
+class DataStream : public NodeHandle<DataStream<T>> {
+ public:
+  using NodeHandle<DataStream<T>>::NodeHandle;
+  using ValueType = T;
+
+  template <class F, class Out = std::decay_t<std::invoke_result_t<F, const T&>>>
+  DataStream<Out> Map(F f) {
+    return Then<Out>("Map", ShipStrategy::kForward, nullptr, false, [f] {
+      return std::make_unique<internal::MapOperator<T, Out, F>>(f);
+    });
+  }
+  template <class F>
+  DataStream<T> Filter(F f) {
+    return Then<T>("Filter", ShipStrategy::kForward, nullptr, false, [f] {
+      return std::make_unique<internal::FilterOperator<T, F>>(f);
+    });
+  }
+  // f(const T&, Collector<Out>&) emits zero or more records.
+  template <class Out, class F>
+  DataStream<Out> FlatMap(F f) {
+    return Then<Out>("Flat Map", ShipStrategy::kForward, nullptr, false, [f] {
+      return std::make_unique<internal::FlatMapOperator<T, Out, F>>(f);
+    });
+  }
+  // Partitions by key: records with the same key go to the same subtask, in order.
+  template <class KeyF, class K = std::decay_t<std::invoke_result_t<KeyF, const T&>>>
+  KeyedStream<T, K, KeyF> KeyBy(KeyF key_fn) {
+    return KeyedStream<T, K, KeyF>(this->env_, this->node_, key_fn);
+  }
+  // Round-robin redistribution to the next operator's subtasks.
+  DataStream<T> Rebalance() { return Exchange(ShipStrategy::kRebalance, "Rebalance"); }
+  // Every record to every subtask of the next operator.
+  DataStream<T> Broadcast() { return Exchange(ShipStrategy::kBroadcast, "Broadcast"); }
+
+  // S derives from Sink<T>; copied once per subtask.
+  template <class S>
+  DataStreamSink AddSink(S sink, std::string name = "Sink") {
+    StreamNode n;
+    n.name = std::move(name);
+    n.is_sink = true;
+    n.in_type = TypeInfoOf<T>();
+    n.inputs.push_back({this->node_, ShipStrategy::kForward, nullptr});
+    n.factory = [sink] { return std::make_unique<internal::SinkOperator<T, S>>(sink); };
+    return DataStreamSink(this->env_, this->env_->AddNode(std::move(n)));
+  }
+  // Prints each record on stdout (PrintSink.h).
+  DataStreamSink Print();
+
+  // For the API's own use: appends a node fed by this stream.
+  template <class Out, class Factory>
+  DataStream<Out> Then(std::string name, ShipStrategy strategy, std::shared_ptr<const void> selector,
+                       bool keyed, Factory factory) {
+    StreamNode n;
+    n.name = std::move(name);
+    n.is_keyed = keyed;
+    n.in_type = TypeInfoOf<T>();
+    n.out_type = TypeInfoOf<Out>();
+    n.inputs.push_back({this->node_, strategy, std::move(selector)});
+    n.factory = std::move(factory);
+    return DataStream<Out>(this->env_, this->env_->AddNode(std::move(n)));
+  }
+
+ private:
+  DataStream<T> Exchange(ShipStrategy strategy, const char* name) {
+    // An identity node after a redistributing edge.
+    auto id = [](const T& r) -> const T& { return r; };
+    return Then<T>(name, strategy, nullptr, false, [id] {
+      return std::make_unique<internal::MapOperator<T, T, decltype(id)>>(id);
+    });
+  }
+};
+
+template <class T, class K, class KeyF>
+class KeyedStream {
+ public:
+  KeyedStream(StreamExecutionEnvironment* env, int node, KeyF key_fn)
+      : env_(env), node_(node), key_fn_(std::move(key_fn)) {}
+
+  // Fn derives from KeyedProcessFunction<K, T, Out>; copied once per subtask.
+  template <class Fn, class Out = typename Fn::OutputType>
+  DataStream<Out> Process(Fn fn) {
+    static_assert(std::is_same_v<typename Fn::Key, K>, "the function's key type must match KeyBy's");
+    static_assert(std::is_same_v<typename Fn::InputType, T>, "the function's input type must match the stream's");
+    auto key_fn = key_fn_;
+    return Upstream().template Then<Out>("KeyedProcess", ShipStrategy::kHash, Selector(), true, [key_fn, fn] {
+      return std::make_unique<internal::KeyedProcessOperator<K, T, Out, KeyF, Fn>>(key_fn, fn);
+    });
+  }
+  // Rolling reduce: emits f(previous, record) for every record of a key.
+  template <class F>
+  DataStream<T> Reduce(F f) {
+    auto key_fn = key_fn_;
+    return Upstream().template Then<T>("Keyed Reduce", ShipStrategy::kHash, Selector(), true, [key_fn, f] {
+      return std::make_unique<internal::ReduceOperator<K, T, KeyF, F>>(key_fn, f);
+    });
+  }
+  // Rolling sum of arithmetic records, or of `.second` of pair records.
+  DataStream<T> Sum() {
+    if constexpr (std::is_arithmetic_v<T>) {
+      return Reduce([](const T& a, const T& b) { return a + b; });
+    } else {
+      return Reduce([](const T& a, const T& b) { return T{b.first, a.second + b.second}; });
+    }
+  }
+
+ private:
+  DataStream<T> Upstream() { return DataStream<T>(env_, node_); }
+  std::shared_ptr<const void> Selector() const {
+    return std::make_shared<const KeySelector<T, K, KeyF>>(key_fn_);
+  }
+  StreamExecutionEnvironment* env_;
+  int node_;
+  KeyF key_fn_;
+};
+
+template <class T, class S>
+DataStream<T> StreamExecutionEnvironment::AddSource(S source, std::string name) {
+  StreamNode n;
+  n.name = std::move(name);
+  n.is_source = true;
+  n.out_type = TypeInfoOf<T>();
+  n.factory = [source] { return std::make_unique<internal::SourceOperator<T, S>>(source); };
+  return DataStream<T>(this, AddNode(std::move(n)));
+}
+
+}  // namespace weir

@@ -1,0 +1,98 @@
+#pragma once
+// FlinkRestClient: the typed calls the tools make against Flink's REST API v1 (served by weir's
+// runtime and by a real Flink JobManager). Plain structs in and out; the JSON stays in the .cc.
+// Shapes: /work/shared/reference/flink-cli-rest.md §4–§5.
+//
+// Every call returns the RestClient's errors unchanged (Unavailable, NotFound, ...; see
+// rest_client.h); an answer that does not have the expected shape is Internal, naming the path.
+// Thread-compatible, like RestClient.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/client/rest_client.h"
+#include "lib/common/ids.h"
+#include "lib/common/status.h"
+
+namespace weir {
+
+// One entry of GET /jobs/overview.
+struct JobOverview {
+  std::string id;          // 32 hex
+  std::string name;
+  std::string state;       // JobStatus: RUNNING, CREATED, FINISHED, ...
+  int64_t start_time = 0;  // epoch ms
+  int64_t end_time = -1;   // epoch ms, -1 while running
+};
+
+// GET /jobs/:jobid (the fields the tools use).
+struct JobDetails {
+  std::string id;
+  std::string name;
+  std::string state;
+  int64_t start_time = 0;
+  int64_t end_time = -1;
+  int64_t duration = 0;
+};
+
+// Flink's JarRunRequestBody. Empty strings and unset optionals are left out of the request.
+struct JarRunRequest {
+  std::string entry_class;                 // entryClass
+  std::vector<std::string> program_args;   // programArgsList
+  std::optional<int> parallelism;          // parallelism
+  std::string job_id;                      // jobId (32 hex; empty: the server picks one)
+  std::string savepoint_path;              // savepointPath
+  bool allow_non_restored_state = false;   // allowNonRestoredState
+  std::string claim_mode;                  // claimMode (and restoreMode): CLAIM|NO_CLAIM|LEGACY
+  std::map<std::string, std::string> flink_configuration;  // flinkConfiguration
+};
+
+// A SerializedThrowable: the failure of a job or an operation.
+struct FailureCause {
+  std::string class_name;   // "class"
+  std::string stack_trace;  // "stack-trace"
+};
+
+// GET /jobs/:jobid/execution-result.
+struct JobExecutionResult {
+  bool completed = false;              // status.id == COMPLETED
+  std::string id;                      // job-execution-result.id
+  std::string application_status;      // SUCCEEDED | FAILED | CANCELED | UNKNOWN
+  int64_t net_runtime = 0;             // ms
+  std::optional<FailureCause> failure_cause;
+};
+
+class FlinkRestClient {
+ public:
+  explicit FlinkRestClient(RestClientOptions options);
+
+  // GET /jobs/overview → every job the endpoint knows, in the order it answered.
+  Result<std::vector<JobOverview>> JobsOverview();
+  // GET /jobs/:jobid.
+  Result<JobDetails> GetJob(const JobId& job_id);
+  // PATCH /jobs/:jobid?mode=cancel (202). Returns once the endpoint acknowledged, not when
+  // the job reached CANCELED.
+  Status CancelJob(const JobId& job_id);
+  // POST /jars/upload with the file as multipart field `jarfile` → the jar id (the last path
+  // part of the `filename` the endpoint answers).
+  Result<std::string> UploadJar(const std::string& path);
+  // POST /jars/:jarid/run → the id of the submitted job.
+  Result<JobId> RunJar(const std::string& jar_id, const JarRunRequest& request);
+  // DELETE /jars/:jarid.
+  Status DeleteJar(const std::string& jar_id);
+  // GET /jobs/:jobid/execution-result (one poll; completed == false while the job runs).
+  Result<JobExecutionResult> GetJobResult(const JobId& job_id);
+
+  RestClient& rest() { return rest_; }
+
+ private:
+  RestClient rest_;
+};
+
+// Builds the JSON body of POST /jars/:jarid/run. Exposed for tests.
+std::string JarRunRequestToJson(const JarRunRequest& request);
+
+}  // namespace weir

@@ -1,0 +1,47 @@
+#pragma once
+// Dispatcher: the JobManager's front door. The REST server and the embedded runner
+// talk to jobs only through this interface; LocalDispatcher (local_dispatcher.h) is
+// the implementation, tests may substitute a fake.
+//
+// Thread-safe: every method may be called from any thread (REST handler threads).
+// Methods never block on a job's progress except WaitForResult.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/common/status.h"
+#include "runtime/cluster/job_status.h"
+
+namespace weir::runtime {
+
+class Dispatcher {
+ public:
+  virtual ~Dispatcher() = default;
+
+  virtual ClusterOverview Overview() = 0;
+  // Newest first is not required; callers sort.
+  virtual std::vector<JobInfo> ListJobs() = 0;
+  // NotFound naming the id when the job is unknown.
+  virtual Result<JobInfo> GetJob(const JobId& id) = 0;
+  // Asks the job to cancel and returns at once. NotFound for an unknown job;
+  // FailedPrecondition when the job is already terminal.
+  virtual Status CancelJob(const JobId& id) = 0;
+  virtual Result<JobExceptions> GetExceptions(const JobId& id) = 0;
+  // nullopt while the job has not reached a globally terminal state.
+  virtual Result<std::optional<JobResult>> GetJobResult(const JobId& id) = 0;
+
+  // Stores an uploaded shared object (bytes) under a new jar id and inspects its
+  // entry points. InvalidArgument when it is not a weir job (not an ELF shared object,
+  // or no entry points), naming the file.
+  virtual Result<JarInfo> UploadJar(const std::string& original_name, const std::string& bytes) = 0;
+  virtual std::vector<JarInfo> ListJars() = 0;
+  virtual Status DeleteJar(const std::string& jar_id) = 0;
+  // Loads the jar, runs its entry point to build the job graph and submits the job.
+  // NotFound for an unknown jar; InvalidArgument for an unknown entry point (the
+  // message lists the ones there are) or bad arguments.
+  virtual Result<JobId> RunJar(const std::string& jar_id, const JarRunRequest& request) = 0;
+};
+
+}  // namespace weir::runtime

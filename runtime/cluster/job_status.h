@@ -1,0 +1,113 @@
+#pragma once
+// Job and task states with Flink's names, and the read-only views of jobs that the
+// REST layer serializes. Plain data: no runtime types leak through here.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/common/ids.h"
+
+namespace weir::runtime {
+
+enum class JobStatus {
+  kInitializing, kCreated, kRunning, kFailing, kFailed, kCancelling, kCanceled,
+  kFinished, kRestarting, kSuspended, kReconciling,
+};
+enum class ExecutionState {
+  kCreated, kScheduled, kDeploying, kRunning, kFinished, kCanceling, kCanceled,
+  kFailed, kReconciling, kInitializing,
+};
+
+// "RUNNING", "CANCELED", ... (Flink's enum names).
+const char* JobStatusName(JobStatus s);
+const char* ExecutionStateName(ExecutionState s);
+// FINISHED, CANCELED, FAILED.
+bool IsGloballyTerminal(JobStatus s);
+
+struct VertexMetrics {
+  int64_t read_bytes = 0, write_bytes = 0, read_records = 0, write_records = 0;
+};
+
+struct VertexInfo {
+  VertexId id;
+  std::string name;
+  int parallelism = 1;
+  int max_parallelism = 128;
+  ExecutionState status = ExecutionState::kCreated;
+  int64_t start_time = -1, end_time = -1;
+  std::map<ExecutionState, int> tasks;  // subtasks per state
+  VertexMetrics metrics;
+};
+
+struct JobInfo {
+  JobId id;
+  std::string name;
+  JobStatus status = JobStatus::kCreated;
+  int64_t start_time = -1;
+  int64_t end_time = -1;   // -1 while not terminal
+  std::map<JobStatus, int64_t> timestamps;  // when each state was entered
+  int max_parallelism = 128;
+  std::vector<VertexInfo> vertices;
+  // Edges of the job graph for the "plan" field: (source vertex index, target vertex
+  // index, ship strategy name such as "HASH", "FORWARD", "REBALANCE", "BROADCAST").
+  struct Edge { int source; int target; std::string ship_strategy; };
+  std::vector<Edge> edges;
+};
+
+struct ExceptionEntry {
+  std::string exception_name;   // e.g. "std::runtime_error"
+  std::string stacktrace;       // the full text (message and causes)
+  int64_t timestamp = 0;
+  std::string task_name;        // "Sum (2/4)"
+  std::string location;         // "localhost"
+};
+
+struct JobExceptions {
+  std::optional<ExceptionEntry> root;      // the latest failure
+  std::vector<ExceptionEntry> history;     // newest first
+};
+
+// The final result of a job, for GET /jobs/:jobid/execution-result.
+struct JobResult {
+  JobId id;
+  std::string application_status;  // SUCCEEDED | FAILED | CANCELED | UNKNOWN
+  int64_t net_runtime_ms = 0;
+  std::optional<std::string> failure;  // the root cause text when FAILED
+};
+
+struct ClusterOverview {
+  int taskmanagers = 1;
+  int slots_total = 0;
+  int slots_available = 0;
+  int jobs_running = 0, jobs_finished = 0, jobs_cancelled = 0, jobs_failed = 0;
+};
+
+struct JarEntryPoint {
+  std::string name;
+  std::string description;
+};
+
+struct JarInfo {
+  std::string id;        // "<uuid>_<original name>"
+  std::string name;      // original file name
+  int64_t uploaded = 0;  // ms
+  std::string path;      // where it is stored
+  std::vector<JarEntryPoint> entries;
+};
+
+// Request to start a job from an uploaded shared object (Flink's JarRunRequestBody).
+struct JarRunRequest {
+  std::string entry_class;                 // empty: the only / first entry point
+  std::vector<std::string> program_args;
+  std::optional<int> parallelism;
+  std::optional<JobId> job_id;
+  std::string savepoint_path;
+  bool allow_non_restored_state = false;
+  std::string claim_mode;                  // CLAIM | NO_CLAIM | LEGACY (empty: default)
+  std::map<std::string, std::string> flink_configuration;
+};
+
+}  // namespace weir::runtime

@@ -1,0 +1,224 @@
+#include "runtime/cluster/local_dispatcher.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "lib/common/logging.h"
+#include "lib/common/time_util.h"
+#include "lib/config/options.h"
+
+namespace fs = std::filesystem;
+
+namespace weir::runtime {
+
+namespace {
+Status JobNotFound(const JobId& id) {
+  return Status::NotFound("job '" + id.ToHex() + "' not found")
+      .WithHint("run 'weir list -a' to see the jobs this runtime knows");
+}
+
+std::string SafeFileName(const std::string& name) {
+  std::string base = fs::path(name).filename().string();
+  std::string out;
+  for (char c : base) out.push_back((std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_');
+  return out.empty() ? "job.so" : out;
+}
+}  // namespace
+
+LocalDispatcher::LocalDispatcher(Configuration config, std::string upload_dir)
+    : config_(std::move(config)), upload_dir_(std::move(upload_dir)) {
+  std::error_code ec;
+  fs::create_directories(upload_dir_, ec);
+}
+
+LocalDispatcher::~LocalDispatcher() { Shutdown(); }
+
+void LocalDispatcher::Shutdown() {
+  std::vector<std::shared_ptr<JobMaster>> jobs;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, job] : jobs_) jobs.push_back(job);
+  }
+  for (auto& job : jobs) {
+    (void)job->Cancel();
+    job->WaitForTermination();
+  }
+}
+
+std::shared_ptr<JobMaster> LocalDispatcher::Find(const JobId& id) {
+  std::lock_guard lock(mu_);
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : it->second;
+}
+
+Result<JobId> LocalDispatcher::SubmitJobFile(const std::string& path, const JarRunRequest& request,
+                                             const std::function<void(const JobId&)>& before_start) {
+  WEIR_ASSIGN_OR_RETURN(auto library, JobLibrary::Open(path));
+  return Submit(std::move(library), request, before_start);
+}
+
+Result<JobId> LocalDispatcher::Submit(std::shared_ptr<JobLibrary> library, const JarRunRequest& request,
+                                      const std::function<void(const JobId&)>& before_start) {
+  Configuration config = config_;
+  for (const auto& [k, v] : request.flink_configuration) config.Set(k, v);
+  int parallelism = 1;
+  if (request.parallelism) {
+    parallelism = *request.parallelism;
+  } else {
+    WEIR_ASSIGN_OR_RETURN(auto p, config.GetInt(options::kParallelismDefault));
+    if (p) parallelism = static_cast<int>(*p);
+  }
+  if (parallelism < 1) {
+    return Status::InvalidArgument("the parallelism must be a positive number: " + std::to_string(parallelism));
+  }
+  WEIR_ASSIGN_OR_RETURN(StreamGraph graph, library->BuildGraph(request.entry_class, request.program_args, parallelism));
+  for (const auto& [k, v] : graph.config) config.Set(k, v);
+  std::vector<std::string> warnings;
+  WEIR_RETURN_IF_ERROR(config.Validate(&warnings));
+  for (const auto& w : warnings) LogWarn("{}", w);
+  WEIR_ASSIGN_OR_RETURN(auto max_p, config.GetInt(options::kPipelineMaxParallelism));
+  if (max_p && graph.max_parallelism == 0) graph.max_parallelism = static_cast<int>(*max_p);
+
+  JobId id = request.job_id ? *request.job_id : JobId::Generate();
+  {
+    std::lock_guard lock(mu_);
+    if (jobs_.count(id)) return Status::AlreadyExists("job '" + id.ToHex() + "' already exists");
+  }
+  WEIR_ASSIGN_OR_RETURN(auto master, JobMaster::Create(id, std::move(graph), parallelism, config, library));
+  std::shared_ptr<JobMaster> job(std::move(master));
+  {
+    std::lock_guard lock(mu_);
+    jobs_[id] = job;
+  }
+  LogInfo("job={} submitted from '{}'", id.ToHex(), library->path());
+  if (before_start) before_start(id);
+  job->Start();
+  return id;
+}
+
+Result<JobStatus> LocalDispatcher::WaitForJob(const JobId& id) {
+  auto job = Find(id);
+  if (!job) return JobNotFound(id);
+  return job->WaitForTermination();
+}
+
+ClusterOverview LocalDispatcher::Overview() {
+  ClusterOverview o;
+  o.taskmanagers = 1;
+  int running_tasks = 0;
+  for (const auto& info : ListJobs()) {
+    switch (info.status) {
+      case JobStatus::kFinished: ++o.jobs_finished; break;
+      case JobStatus::kCanceled: ++o.jobs_cancelled; break;
+      case JobStatus::kFailed: ++o.jobs_failed; break;
+      default:
+        ++o.jobs_running;
+        for (const auto& v : info.vertices) running_tasks += v.parallelism;
+    }
+  }
+  // Each subtask runs on a thread of its own: report the machine's cores as slots.
+  int cores = static_cast<int>(std::thread::hardware_concurrency());
+  o.slots_total = std::max(cores, running_tasks);
+  o.slots_available = std::max(0, o.slots_total - running_tasks);
+  return o;
+}
+
+std::vector<JobInfo> LocalDispatcher::ListJobs() {
+  std::vector<std::shared_ptr<JobMaster>> jobs;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, job] : jobs_) jobs.push_back(job);
+  }
+  std::vector<JobInfo> out;
+  for (auto& job : jobs) out.push_back(job->Info());
+  return out;
+}
+
+Result<JobInfo> LocalDispatcher::GetJob(const JobId& id) {
+  auto job = Find(id);
+  if (!job) return JobNotFound(id);
+  return job->Info();
+}
+
+Status LocalDispatcher::CancelJob(const JobId& id) {
+  auto job = Find(id);
+  if (!job) return JobNotFound(id);
+  return job->Cancel();
+}
+
+Result<JobExceptions> LocalDispatcher::GetExceptions(const JobId& id) {
+  auto job = Find(id);
+  if (!job) return JobNotFound(id);
+  return job->Exceptions();
+}
+
+Result<std::optional<JobResult>> LocalDispatcher::GetJobResult(const JobId& id) {
+  auto job = Find(id);
+  if (!job) return JobNotFound(id);
+  return job->GetResult();
+}
+
+Result<JarInfo> LocalDispatcher::UploadJar(const std::string& original_name, const std::string& bytes) {
+  JarInfo info;
+  info.name = SafeFileName(original_name);
+  info.id = Id16::Generate().ToHex() + "_" + info.name;
+  info.path = (fs::path(upload_dir_) / info.id).string();
+  info.uploaded = NowMillis();
+  {
+    std::ofstream out(info.path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) {
+      return Status::IOError("cannot store the upload in '" + info.path + "'")
+          .WithHint("check that web.upload.dir is writable and has space");
+    }
+  }
+  auto library = JobLibrary::Open(info.path);
+  if (!library.ok()) {
+    std::error_code ec;
+    fs::remove(info.path, ec);
+    Status s = library.status();
+    return s.IsNotFound() ? Status::InvalidArgument(s.message()) : s;
+  }
+  info.entries = (*library)->entries();
+  std::lock_guard lock(mu_);
+  jars_[info.id] = info;
+  return info;
+}
+
+std::vector<JarInfo> LocalDispatcher::ListJars() {
+  std::lock_guard lock(mu_);
+  std::vector<JarInfo> out;
+  for (const auto& [id, jar] : jars_) out.push_back(jar);
+  return out;
+}
+
+Status LocalDispatcher::DeleteJar(const std::string& jar_id) {
+  std::string path;
+  {
+    std::lock_guard lock(mu_);
+    auto it = jars_.find(jar_id);
+    if (it == jars_.end()) return Status::NotFound("jar '" + jar_id + "' not found");
+    path = it->second.path;
+    jars_.erase(it);
+  }
+  // Running jobs keep the code loaded; the file itself can go.
+  std::error_code ec;
+  fs::remove(path, ec);
+  return Status::OK();
+}
+
+Result<JobId> LocalDispatcher::RunJar(const std::string& jar_id, const JarRunRequest& request) {
+  std::string path;
+  {
+    std::lock_guard lock(mu_);
+    auto it = jars_.find(jar_id);
+    if (it == jars_.end()) {
+      return Status::NotFound("jar '" + jar_id + "' not found").WithHint("upload it first with POST /jars/upload");
+    }
+    path = it->second.path;
+  }
+  WEIR_ASSIGN_OR_RETURN(auto library, JobLibrary::Open(path));
+  return Submit(std::move(library), request);
+}
+
+}  // namespace weir::runtime

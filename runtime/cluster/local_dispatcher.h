@@ -1,0 +1,60 @@
+#pragma once
+// LocalDispatcher: the Dispatcher of weir's own single-process runtime. Runs jobs
+// in this process (one JobMaster each), keeps uploaded job files in an upload
+// directory, and loads them with JobLibrary.
+//
+// Thread-safe.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "lib/config/config.h"
+#include "runtime/cluster/dispatcher.h"
+#include "runtime/cluster/job_loader.h"
+#include "runtime/cluster/job_master.h"
+
+namespace weir::runtime {
+
+class LocalDispatcher final : public Dispatcher {
+ public:
+  // `upload_dir` is created when missing. `config` is the runtime's configuration;
+  // a job's own settings (JarRunRequest::flink_configuration) override it.
+  LocalDispatcher(Configuration config, std::string upload_dir);
+  ~LocalDispatcher() override;
+
+  // Loads a job file from the local file system and starts it (embedded mode).
+  // `before_start` (optional) runs once the job is created, before its tasks start.
+  Result<JobId> SubmitJobFile(const std::string& path, const JarRunRequest& request,
+                              const std::function<void(const JobId&)>& before_start = nullptr);
+  // Cancels every job that is not terminal and waits for all of them to end.
+  void Shutdown();
+  // Blocks until the job is globally terminal. NotFound for an unknown id.
+  Result<JobStatus> WaitForJob(const JobId& id);
+
+  ClusterOverview Overview() override;
+  std::vector<JobInfo> ListJobs() override;
+  Result<JobInfo> GetJob(const JobId& id) override;
+  Status CancelJob(const JobId& id) override;
+  Result<JobExceptions> GetExceptions(const JobId& id) override;
+  Result<std::optional<JobResult>> GetJobResult(const JobId& id) override;
+  Result<JarInfo> UploadJar(const std::string& original_name, const std::string& bytes) override;
+  std::vector<JarInfo> ListJars() override;
+  Status DeleteJar(const std::string& jar_id) override;
+  Result<JobId> RunJar(const std::string& jar_id, const JarRunRequest& request) override;
+
+ private:
+  Result<JobId> Submit(std::shared_ptr<JobLibrary> library, const JarRunRequest& request,
+                       const std::function<void(const JobId&)>& before_start = nullptr);
+  std::shared_ptr<JobMaster> Find(const JobId& id);
+
+  Configuration config_;
+  std::string upload_dir_;
+  std::mutex mu_;
+  std::map<JobId, std::shared_ptr<JobMaster>> jobs_;
+  std::map<std::string, JarInfo> jars_;
+};
+
+}  // namespace weir::runtime

@@ -1,0 +1,50 @@
+#pragma once
+// What travels through a channel: data buffers (many serialized records) and
+// events between them. Events keep their place among the data (a barrier never
+// overtakes the records before it), except unaligned barriers, which the gate may
+// put at the front of a channel (see InputGate::PushPriorityEvent).
+
+#include <cstdint>
+#include <vector>
+
+namespace weir::runtime {
+
+enum class CheckpointKind : uint8_t {
+  kCheckpoint,     // periodic or triggered checkpoint
+  kSavepoint,      // a user's savepoint; the job continues
+  kSyncSavepoint,  // stop-with-savepoint: the job ends after it
+};
+
+struct CheckpointBarrier {
+  int64_t id = 0;
+  int64_t timestamp = 0;
+  CheckpointKind kind = CheckpointKind::kCheckpoint;
+  bool unaligned = false;
+};
+
+struct Buffer {
+  enum class Kind : uint8_t {
+    kData,            // `data` holds whole serialized records
+    kBarrier,         // checkpoint barrier `barrier`
+    kCancelBarrier,   // checkpoint `barrier.id` was aborted upstream
+    kEndOfPartition,  // the producing subtask has finished; nothing follows
+  };
+  Kind kind = Kind::kData;
+  std::vector<uint8_t> data;
+  CheckpointBarrier barrier;
+
+  static Buffer Data(std::vector<uint8_t> bytes) {
+    Buffer b;
+    b.data = std::move(bytes);
+    return b;
+  }
+  static Buffer Event(Kind kind, CheckpointBarrier barrier = {}) {
+    Buffer b;
+    b.kind = kind;
+    b.barrier = barrier;
+    return b;
+  }
+  bool is_data() const { return kind == Kind::kData; }
+};
+
+}  // namespace weir::runtime

@@ -1,0 +1,51 @@
+#pragma once
+// ExecutionPlan: the stream graph turned into job vertices (chains of operators
+// that run in one task), each with a parallelism, and the edges between them.
+// A pure function of the graph, so it is unit-testable without threads.
+//
+// Chaining: node B joins node A's chain when B's only input is a forward edge from
+// A, A feeds nothing else, both have the same parallelism, and B is not a source.
+// A forward edge between nodes of different parallelism becomes a rebalance
+// (Flink's default partitioner does the same).
+
+#include <string>
+#include <vector>
+
+#include "lib/api/graph.h"
+#include "lib/common/ids.h"
+#include "lib/common/status.h"
+
+namespace weir::runtime {
+
+struct PlanEdge {
+  int source_vertex = -1;
+  int source_node = -1;   // the node (in the source vertex's chain) that produces
+  int target_vertex = -1;
+  ShipStrategy strategy = ShipStrategy::kForward;
+  std::shared_ptr<const void> key_selector;
+};
+
+struct PlanVertex {
+  VertexId id;
+  std::string name;              // node names joined by " -> "
+  std::vector<int> chain;        // node ids, head first
+  int parallelism = 1;
+  int max_parallelism = 128;
+  std::vector<int> inputs;       // indexes into ExecutionPlan::edges
+  std::vector<int> outputs;      // indexes into ExecutionPlan::edges
+  bool is_source() const { return inputs.empty(); }
+};
+
+struct ExecutionPlan {
+  std::vector<PlanVertex> vertices;  // in topological order
+  std::vector<PlanEdge> edges;
+  std::vector<std::string> node_uids;  // per node id, after defaults
+  int max_parallelism = 128;
+};
+
+// Builds the plan. `default_parallelism` replaces unset node parallelism. Errors
+// (InvalidArgument, naming the operator): parallelism < 1, parallelism above
+// max parallelism, duplicate uids, a cycle, a graph without sources.
+Result<ExecutionPlan> BuildExecutionPlan(const StreamGraph& graph, int default_parallelism);
+
+}  // namespace weir::runtime

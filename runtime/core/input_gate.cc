@@ -1,0 +1,173 @@
+#include "runtime/core/input_gate.h"
+
+#include <chrono>
+
+#include "lib/common/time_util.h"
+
+namespace weir::runtime {
+
+InputGate::InputGate(int num_channels, int capacity) : channels_(num_channels), capacity_(capacity) {}
+
+bool InputGate::PushData(int channel, std::vector<uint8_t>&& bytes) {
+  std::unique_lock lock(mu_);
+  Channel& ch = channels_[channel];
+  producer_cv_.wait(lock, [&] { return ch.data_count < capacity_ || cancelled_.load(); });
+  if (cancelled_.load()) return false;
+  ch.queue.push_back(Buffer::Data(std::move(bytes)));
+  ++ch.data_count;
+  lock.unlock();
+  consumer_cv_.notify_one();
+  return true;
+}
+
+void InputGate::PushEvent(int channel, Buffer&& event) {
+  {
+    std::lock_guard lock(mu_);
+    channels_[channel].queue.push_back(std::move(event));
+  }
+  consumer_cv_.notify_one();
+}
+
+void InputGate::PushPriorityEvent(int channel, Buffer&& event) {
+  {
+    std::lock_guard lock(mu_);
+    channels_[channel].queue.push_front(std::move(event));
+  }
+  consumer_cv_.notify_one();
+}
+
+std::vector<uint8_t> InputGate::TakeEmptyBuffer(int channel, size_t capacity) {
+  {
+    std::lock_guard lock(mu_);
+    auto& r = channels_[channel].recycled;
+    if (!r.empty()) {
+      auto v = std::move(r.back());
+      r.pop_back();
+      return v;
+    }
+  }
+  std::vector<uint8_t> v;
+  v.reserve(capacity);
+  return v;
+}
+
+void InputGate::Recycle(int channel, std::vector<uint8_t>&& bytes) {
+  bytes.clear();
+  std::lock_guard lock(mu_);
+  auto& r = channels_[channel].recycled;
+  if (r.size() < static_cast<size_t>(capacity_) + 1) r.push_back(std::move(bytes));
+}
+
+void InputGate::PutMail(Mail mail) {
+  {
+    std::lock_guard lock(mu_);
+    mail_.push_back(std::move(mail));
+    mail_count_.fetch_add(1, std::memory_order_release);
+  }
+  consumer_cv_.notify_one();
+}
+
+bool InputGate::TakeMail(Mail* mail) {
+  if (!HasMail()) return false;
+  std::lock_guard lock(mu_);
+  if (mail_.empty()) return false;
+  *mail = std::move(mail_.front());
+  mail_.pop_front();
+  mail_count_.fetch_sub(1, std::memory_order_release);
+  return true;
+}
+
+InputGate::Next InputGate::Take(const std::function<void()>& on_idle, int64_t deadline_nanos) {
+  std::unique_lock lock(mu_);
+  bool idle_ran = false;
+  while (true) {
+    if (!mail_.empty()) {
+      Next n{Next::Kind::kMail, std::move(mail_.front())};
+      mail_.pop_front();
+      mail_count_.fetch_sub(1, std::memory_order_release);
+      return n;
+    }
+    if (cancelled_.load()) return Next{Next::Kind::kCancelled};
+    const int n = static_cast<int>(channels_.size());
+    bool any_open = false;
+    for (int k = 0; k < n; ++k) {
+      int c = (next_channel_ + k) % n;
+      Channel& ch = channels_[c];
+      if (!ch.ended) any_open = true;
+      if (ch.blocked || ch.queue.empty()) continue;
+      Next next{Next::Kind::kBuffer};
+      next.channel = c;
+      next.buffer = std::move(ch.queue.front());
+      ch.queue.pop_front();
+      if (next.buffer.is_data()) {
+        --ch.data_count;
+        lock.unlock();
+        producer_cv_.notify_all();
+      }
+      next_channel_ = (c + 1) % n;
+      return next;
+    }
+    if (n > 0 && !any_open) return Next{Next::Kind::kEndOfInput};
+    if (!idle_ran && on_idle) {
+      idle_ran = true;
+      lock.unlock();
+      on_idle();
+      lock.lock();
+      continue;
+    }
+    if (deadline_nanos >= 0) {
+      int64_t wait = deadline_nanos - MonotonicNanos();
+      if (wait <= 0) return Next{Next::Kind::kTimeout};
+      consumer_cv_.wait_for(lock, std::chrono::nanoseconds(wait));
+      if (MonotonicNanos() >= deadline_nanos && mail_.empty()) return Next{Next::Kind::kTimeout};
+    } else {
+      consumer_cv_.wait(lock);
+    }
+  }
+}
+
+void InputGate::BlockChannel(int channel) {
+  std::lock_guard lock(mu_);
+  channels_[channel].blocked = true;
+}
+
+void InputGate::UnblockAll() {
+  std::lock_guard lock(mu_);
+  for (auto& ch : channels_) ch.blocked = false;
+}
+
+bool InputGate::IsBlocked(int channel) {
+  std::lock_guard lock(mu_);
+  return channels_[channel].blocked;
+}
+
+void InputGate::MarkEnded(int channel) {
+  std::lock_guard lock(mu_);
+  channels_[channel].ended = true;
+}
+
+int InputGate::OpenChannels() {
+  std::lock_guard lock(mu_);
+  int open = 0;
+  for (const auto& ch : channels_) open += ch.ended ? 0 : 1;
+  return open;
+}
+
+std::vector<std::vector<uint8_t>> InputGate::PeekQueuedData(int channel) {
+  std::lock_guard lock(mu_);
+  std::vector<std::vector<uint8_t>> out;
+  for (const auto& b : channels_[channel].queue) {
+    if (!b.is_data()) break;
+    out.push_back(b.data);
+  }
+  return out;
+}
+
+void InputGate::Cancel() {
+  cancelled_.store(true);
+  std::lock_guard lock(mu_);
+  consumer_cv_.notify_all();
+  producer_cv_.notify_all();
+}
+
+}  // namespace weir::runtime

@@ -1,0 +1,82 @@
+#pragma once
+// The JSON views of the REST API: job_status.h structs → Flink's response bodies, and
+// Flink's JarRunRequestBody → JarRunRequest. Field names follow Flink's wire format
+// (reference/flink-cli-rest.md §4, §5; flink-rest-v1-openapi.yml). Internal to
+// runtime/rest and its tests; nothing else sees nlohmann::json.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/common/status.h"
+#include "runtime/cluster/job_status.h"
+#include "runtime/rest/rest_router_internal.h"
+
+namespace weir::runtime {
+
+// Flink's enum names ("RUNNING", "CANCELED", ...), for the REST layer.
+const char* RestJobStatusName(JobStatus status);
+const char* RestExecutionStateName(ExecutionState state);
+// FINISHED, CANCELED, FAILED: the job will not change any more.
+bool RestIsGloballyTerminal(JobStatus status);
+
+// A 2xx/4xx response whose body is `body` serialized (invalid UTF-8 is replaced).
+RestResponse JsonResponse(int status, const nlohmann::json& body);
+
+// GET /overview: ClusterOverviewWithVersion. `commit` empty: "unknown".
+nlohmann::json ClusterOverviewJson(const ClusterOverview& overview, const std::string& version,
+                                   const std::string& commit);
+
+// GET /config: DashboardConfiguration. `timezone_offset_ms` is the local offset from UTC.
+nlohmann::json DashboardConfigJson(const std::string& version, const std::string& commit,
+                                   const std::string& timezone_name, int64_t timezone_offset_ms);
+
+// GET /jobs: JobIdsWithStatusOverview {"jobs": [{"id", "status"}]}.
+nlohmann::json JobIdsWithStatusJson(const std::vector<JobInfo>& jobs);
+
+// One entry of GET /jobs/overview (JobDetails); `tasks` has "total" and every
+// ExecutionState in lower case.
+nlohmann::json JobOverviewEntryJson(const JobInfo& job, int64_t now_ms);
+// GET /jobs/overview: MultipleJobsDetails, newest start time first.
+nlohmann::json MultipleJobsDetailsJson(std::vector<JobInfo> jobs, int64_t now_ms);
+
+// The "plan" of JobDetailsInfo: {"jid", "name", "type": "STREAMING", "nodes": [...]}.
+nlohmann::json JobPlanJson(const JobInfo& job);
+// GET /jobs/:jobid: JobDetailsInfo.
+nlohmann::json JobDetailsJson(const JobInfo& job, int64_t now_ms);
+
+// GET /jobs/:jobid/exceptions: JobExceptionsInfoWithHistory with at most
+// `max_exceptions` history entries (Flink's default is 20).
+constexpr int kDefaultMaxExceptions = 20;
+nlohmann::json JobExceptionsJson(const JobExceptions& exceptions, int max_exceptions);
+
+// GET /jobs/:jobid/execution-result: {"status": {"id": "IN_PROGRESS"}} for nullopt, else
+// COMPLETED with "job-execution-result" in Flink's wire names (JobResultSerializer, not
+// the OpenAPI JobResult schema). `failure_class` fills failure-cause.class on failure.
+nlohmann::json JobExecutionResultJson(const std::optional<JobResult>& result,
+                                      const std::string& failure_class);
+
+// GET /jars: JarListInfo {"address", "files": [{"id", "name", "uploaded", "entry"}]}.
+nlohmann::json JarListJson(const std::string& address, const std::vector<JarInfo>& jars);
+// POST /jars/upload: {"filename": <stored path>, "status": "success"}.
+nlohmann::json JarUploadJson(const JarInfo& jar);
+
+// Splits Flink's deprecated single-string "programArgs" on whitespace; single or
+// double quotes group (and are removed). InvalidArgument on an unbalanced quote.
+Result<std::vector<std::string>> TokenizeProgramArgs(std::string_view text);
+
+// Reads POST /jars/:jarid/run: the JSON body (JarRunRequestBody; empty = {}) and the
+// older query parameters entry-class, program-args, programArg (comma list),
+// parallelism, allowNonRestoredState, savepointPath. A body field wins over its query
+// parameter; claimMode wins over restoreMode; parallelism -1 means the default.
+// InvalidArgument naming the field for malformed JSON, unknown fields or wrong types,
+// and Flink's "Confusing request" when both programArgs and programArgsList are given.
+Result<JarRunRequest> ParseJarRunRequest(const std::string& body,
+                                         const std::multimap<std::string, std::string>& query);
+
+}  // namespace weir::runtime

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Usage: scripts/test.sh [ctest arguments...]
+#
+# Installs what is missing (setup.sh), builds <repo>/build (build.sh), then runs
+# every test with ctest; extra arguments go to ctest, e.g. `-L slow` for the slow
+# tests only, `-LE slow` to skip them, `-R config` to pick by name.
+# Exits with ctest's status.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+"$ROOT/scripts/setup.sh"
+"$ROOT/scripts/build.sh" "$ROOT/build"
+exec ctest --test-dir "$ROOT/build" --output-on-failure -j "${WEIR_JOBS:-2}" "$@"

@@ -1,0 +1,41 @@
+#include <catch2/catch.hpp>
+
+#include "lib/api/key_groups.h"
+
+TEST_CASE("key groups: the same key groups as Flink for int, long and String keys", "[api]") {
+  // Expected values computed on the JVM with Flink's formula
+  // MathUtils.murmurHash(key.hashCode()) % 128.
+  CHECK(weir::KeyGroupOf<int32_t>(0, 128) == 94);
+  CHECK(weir::KeyGroupOf<int32_t>(1, 128) == 86);
+  CHECK(weir::KeyGroupOf<int32_t>(2, 128) == 127);
+  CHECK(weir::KeyGroupOf<int32_t>(42, 128) == 29);
+  CHECK(weir::KeyGroupOf<int32_t>(-7, 128) == 33);
+  CHECK(weir::KeyGroupOf<std::string>("hello", 128) == 35);
+  CHECK(weir::KeyGroupOf<int64_t>(1234567890123LL, 128) == 92);
+}
+
+TEST_CASE("key groups: ranges cover every group exactly once, and agree with the operator index", "[api]") {
+  for (int max_p : {1, 7, 128, 1000}) {
+    for (int p = 1; p <= std::min(max_p, 13); ++p) {
+      std::vector<int> owner(max_p, -1);
+      for (int i = 0; i < p; ++i) {
+        auto range = weir::KeyGroupRangeForOperator(max_p, p, i);
+        for (int kg = range.start; kg <= range.end; ++kg) {
+          REQUIRE(owner[kg] == -1);
+          owner[kg] = i;
+        }
+      }
+      for (int kg = 0; kg < max_p; ++kg) {
+        INFO("maxP=" << max_p << " p=" << p << " kg=" << kg);
+        REQUIRE(owner[kg] == weir::OperatorIndexForKeyGroup(max_p, p, kg));
+      }
+    }
+  }
+}
+
+TEST_CASE("key groups: Flink's default max parallelism", "[api]") {
+  CHECK(weir::ComputeDefaultMaxParallelism(1) == 128);
+  CHECK(weir::ComputeDefaultMaxParallelism(85) == 128);
+  CHECK(weir::ComputeDefaultMaxParallelism(86) == 256);
+  CHECK(weir::ComputeDefaultMaxParallelism(30000) == 32768);
+}

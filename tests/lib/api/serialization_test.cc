@@ -1,0 +1,79 @@
+#include <catch2/catch.hpp>
+
+#include "lib/api/serialization.h"
+
+namespace {
+struct Trade {
+  std::string symbol;
+  int64_t qty = 0;
+  double price = 0;
+  std::optional<std::string> note;
+  WEIR_FIELDS(symbol, qty, price, note)
+};
+
+template <class T>
+T RoundTrip(const T& v) {
+  return weir::DeserializeFromBytes<T>(weir::SerializeToBytes(v));
+}
+}  // namespace
+
+TEST_CASE("serialization: built-in types round-trip", "[api]") {
+  CHECK(RoundTrip<int32_t>(-42) == -42);
+  CHECK(RoundTrip<int64_t>(INT64_MIN) == INT64_MIN);
+  CHECK(RoundTrip<uint8_t>(255) == 255);
+  CHECK(RoundTrip<double>(3.25) == 3.25);
+  CHECK(RoundTrip<bool>(true));
+  CHECK(RoundTrip<std::string>("") == "");
+  CHECK(RoundTrip<std::string>(std::string(1000, 'x')) == std::string(1000, 'x'));
+  CHECK(RoundTrip(std::pair<std::string, int64_t>{"a", 7}) == std::pair<std::string, int64_t>{"a", 7});
+  CHECK(RoundTrip(std::tuple<int, std::string, double>{1, "b", 2.5}) ==
+        std::tuple<int, std::string, double>{1, "b", 2.5});
+  CHECK(RoundTrip(std::vector<int64_t>{1, 2, 3}) == std::vector<int64_t>{1, 2, 3});
+  CHECK(RoundTrip(std::optional<int>{}) == std::nullopt);
+  CHECK(RoundTrip(std::optional<int>{5}) == 5);
+  std::map<std::string, std::vector<int>> m{{"x", {1}}, {"y", {}}};
+  CHECK(RoundTrip(m) == m);
+}
+
+TEST_CASE("serialization: user structs with WEIR_FIELDS", "[api]") {
+  Trade t{"ACME", 100, 9.5, "big"};
+  Trade back = RoundTrip(t);
+  CHECK(back.symbol == "ACME");
+  CHECK(back.qty == 100);
+  CHECK(back.price == 9.5);
+  CHECK(back.note == "big");
+}
+
+TEST_CASE("serialization: the encoding is fixed (little-endian, LEB128 lengths)", "[api]") {
+  CHECK(weir::SerializeToBytes<int32_t>(1) == std::vector<uint8_t>{1, 0, 0, 0});
+  CHECK(weir::SerializeToBytes<std::string>("hi") == std::vector<uint8_t>{2, 'h', 'i'});
+  auto long_string = weir::SerializeToBytes(std::string(200, 'a'));
+  CHECK(long_string[0] == 0xc8);
+  CHECK(long_string[1] == 0x01);
+}
+
+TEST_CASE("serialization: truncated or impossible data throws", "[api]") {
+  auto bytes = weir::SerializeToBytes(std::string("hello"));
+  bytes.pop_back();
+  CHECK_THROWS_AS(weir::DeserializeFromBytes<std::string>(bytes), weir::DeserializationError);
+  CHECK_THROWS_AS(weir::DeserializeFromBytes<int64_t>(std::vector<uint8_t>{1, 2}), weir::DeserializationError);
+  CHECK_THROWS_AS(weir::DeserializeFromBytes<std::optional<int>>(std::vector<uint8_t>{7, 0, 0, 0, 0}),
+                  weir::DeserializationError);
+  // A length far beyond the data is rejected before allocating.
+  CHECK_THROWS_AS(weir::DeserializeFromBytes<std::vector<int>>(std::vector<uint8_t>{0xff, 0xff, 0xff, 0x7f}),
+                  weir::DeserializationError);
+}
+
+TEST_CASE("serialization: many records in one buffer read back in order", "[api]") {
+  std::vector<uint8_t> buf;
+  weir::DataOutput out(&buf);
+  for (int64_t i = 0; i < 1000; ++i) weir::Serializer<int64_t>::Write(out, i);
+  weir::DataInput in(buf);
+  int64_t expected = 0;
+  while (!in.AtEnd()) {
+    int64_t v;
+    weir::Serializer<int64_t>::Read(in, v);
+    CHECK(v == expected++);
+  }
+  CHECK(expected == 1000);
+}

@@ -1,0 +1,159 @@
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "lib/cli/commands/cancel_command.h"
+#include "lib/cli/run_tool.h"
+#include "tests/lib/cli/test_support.h"
+
+namespace weir::cli {
+
+using testing::RefusedPort;
+using testing::ScopedConfDir;
+using testing::TestHttpServer;
+
+namespace {
+
+constexpr char kJobId[] = "cca7bc1061d61cf15238e92312c2fc20";
+
+struct CancelRun {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+CancelRun RunCancelTool(const std::vector<std::string>& argv) {
+  CancelArgs args;
+  CLI::App app{"Cancels a running program.", "weir-cancel"};
+  AddCancelOptions(app, args);
+  std::ostringstream out, err;
+  int code = RunTool(app, args.common, argv, out, err, [&](ToolContext& ctx) {
+    return RunCancel(args, ctx.client(), ctx.printer());
+  });
+  return {code, out.str(), err.str()};
+}
+
+// An endpoint that knows one running job.
+void ServeOneJob(TestHttpServer& http, int* cancels) {
+  http.server().Patch(R"(/v1/jobs/(\w+))", [cancels](const httplib::Request& req,
+                                                    httplib::Response& res) {
+    if (req.matches[1] != kJobId || req.get_param_value("mode") != "cancel") {
+      res.status = 404;
+      res.set_content(R"({"errors":["Job could not be found."]})", "application/json");
+      return;
+    }
+    ++*cancels;
+    res.status = 202;
+    res.set_content("{}", "application/json");
+  });
+  http.Start();
+}
+
+}  // namespace
+
+TEST_CASE("cancel: options", "[cli][cancel]") {
+  CancelArgs args;
+  CLI::App app{"Cancels a running program.", "weir-cancel"};
+  AddCancelOptions(app, args);
+  std::ostringstream out, err;
+  int code = -1;
+  REQUIRE(ParseToolArgs(app, {"-m", "h:1", kJobId}, out, err, &code));
+  CHECK(args.job_id == kJobId);
+  CHECK(args.common.jobmanager == "h:1");
+  // Options may follow the job id, as with Flink.
+  REQUIRE(ParseToolArgs(app, {kJobId, "--output", "json"}, out, err, &code));
+  CHECK(args.common.output == "json");
+  CHECK(GetUsage(app) == kCancelUsage);
+}
+
+TEST_CASE("cancel: a missing, malformed or extra job id is a usage error", "[cli][cancel]") {
+  ScopedConfDir conf;
+  auto run = RunCancelTool({});
+  CHECK(run.exit_code == 2);
+  CHECK(run.err ==
+        "weir-cancel: missing JobID; specify the JobID of the job to cancel\n"
+        "hint: run 'weir list' to see the running jobs\n");
+  CHECK(run.out.empty());
+
+  run = RunCancelTool({"not-a-job-id"});
+  CHECK(run.exit_code == 2);
+  CHECK(run.err ==
+        "weir-cancel: cannot parse JobID from \"not-a-job-id\": a JobID is 32 hex characters\n"
+        "hint: run 'weir list' to see the running jobs\n");
+
+  run = RunCancelTool({"cca7bc1061d61cf15238e92312c2fc2g"});
+  CHECK(run.exit_code == 2);
+
+  run = RunCancelTool({kJobId, kJobId});
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("not expected") != std::string::npos);
+
+  run = RunCancelTool({"-s", kJobId});
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("hint: run 'weir-cancel --help'") != std::string::npos);
+}
+
+TEST_CASE("cancel: cancels a running job", "[cli][cancel]") {
+  ScopedConfDir conf;
+  TestHttpServer http;
+  int cancels = 0;
+  ServeOneJob(http, &cancels);
+  // Upper-case hex is accepted and printed in lower case.
+  auto run = RunCancelTool({"-m", http.host_port(), "CCA7BC1061D61CF15238E92312C2FC20"});
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == std::string("Cancelling job ") + kJobId + ".\nCancelled job " + kJobId + ".\n");
+  CHECK(run.err.empty());
+  CHECK(cancels == 1);
+
+  run = RunCancelTool({"-m", http.host_port(), "--output", "json", kJobId});
+  CHECK(run.exit_code == 0);
+  CHECK(nlohmann::json::parse(run.out) ==
+        nlohmann::json{{"jid", kJobId}, {"status", "cancelling"}});
+}
+
+TEST_CASE("cancel: an unknown job exits 1 and points at weir list", "[cli][cancel]") {
+  ScopedConfDir conf;
+  TestHttpServer http;
+  int cancels = 0;
+  ServeOneJob(http, &cancels);
+  const std::string other = "00000000000000000000000000000001";
+  auto run = RunCancelTool({"-m", http.host_port(), other});
+  CHECK(run.exit_code == 1);
+  CHECK(run.out == "Cancelling job " + other + ".\n");
+  CHECK(run.err == "weir-cancel: job '" + other +
+                       "' not found\nhint: run 'weir list -a' to see the jobs\n");
+
+  run = RunCancelTool({"-m", http.host_port(), "--output", "json", other});
+  CHECK(run.exit_code == 1);
+  CHECK(nlohmann::json::parse(run.out)["error"]["code"] == "NOT_FOUND");
+}
+
+TEST_CASE("cancel: an unreachable endpoint exits 3", "[cli][cancel]") {
+  ScopedConfDir conf;
+  auto run = RunCancelTool({"-m", "127.0.0.1:" + std::to_string(RefusedPort()), kJobId});
+  CHECK(run.exit_code == 3);
+  CHECK(run.err.find("weir-cancel: cannot reach the runtime at ") == 0);
+}
+
+TEST_CASE("cancel: other refusals name the job", "[cli][cancel]") {
+  TestHttpServer http;
+  http.server().Patch(R"(/v1/jobs/(\w+))", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 409;
+    res.set_content(R"({"errors":["job has already finished"]})", "application/json");
+  });
+  http.Start();
+  FlinkRestClient client(http.options());
+  std::ostringstream out, err;
+  Printer printer(OutputFormat::kText, out, err);
+  CancelArgs args;
+  args.job_id = kJobId;
+  Status st = RunCancel(args, client, printer);
+  CHECK(st.code() == StatusCode::kFailedPrecondition);
+  CHECK(st.message().rfind(std::string("could not cancel job '") + kJobId + "': ", 0) == 0);
+  CHECK(st.message().find("job has already finished") != std::string::npos);
+}
+
+}  // namespace weir::cli

@@ -1,0 +1,139 @@
+// Integration: real jobs (the example shared objects) through the LocalDispatcher.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "runtime/cluster/local_dispatcher.h"
+
+namespace fs = std::filesystem;
+using weir::runtime::JarRunRequest;
+using weir::runtime::JobStatus;
+using weir::runtime::LocalDispatcher;
+
+namespace {
+const std::string kNumberSum = WEIR_BINARY_DIR "/examples/number_sum.so";
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("weir-test-" + weir::Id16::Generate().ToHex().substr(0, 10));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// The lines number_sum must produce for 1..n, sorted as strings.
+std::vector<std::string> ExpectedNumberSum(int64_t n) {
+  std::vector<std::string> lines;
+  int64_t odd = 0, even = 0;
+  for (int64_t i = 1; i <= n; ++i) {
+    int64_t& sum = i % 2 ? odd : even;
+    sum += i;
+    lines.push_back(std::to_string(i) + (i % 2 ? ",odd," : ",even,") + std::to_string(sum));
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// Lines of the committed (visible) files in `dir`, sorted; counts hidden files.
+std::vector<std::string> CommittedLines(const fs::path& dir, int* hidden) {
+  std::vector<std::string> lines;
+  *hidden = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (name[0] == '.') {
+      ++*hidden;
+      continue;
+    }
+    std::ifstream in(e.path());
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+}  // namespace
+
+TEST_CASE("number_sum gives exactly the expected lines at p=1, 2 and 4", "[integration]") {
+  for (int p : {1, 2, 4}) {
+    INFO("parallelism " << p);
+    TempDir tmp;
+    LocalDispatcher dispatcher(weir::Configuration(), (tmp.path / "uploads").string());
+    JarRunRequest req;
+    req.program_args = {"--count", "5000", "--output", (tmp.path / "out").string()};
+    req.parallelism = p;
+    auto id = dispatcher.SubmitJobFile(kNumberSum, req);
+    REQUIRE(id.ok());
+    auto status = dispatcher.WaitForJob(*id);
+    REQUIRE(status.ok());
+    REQUIRE(*status == JobStatus::kFinished);
+    int hidden = 0;
+    CHECK(CommittedLines(tmp.path / "out", &hidden) == ExpectedNumberSum(5000));
+    CHECK(hidden == 0);
+    auto info = dispatcher.GetJob(*id);
+    REQUIRE(info.ok());
+    REQUIRE(info->vertices.size() == 2);
+    CHECK(info->vertices[1].parallelism == p);
+    CHECK(info->vertices[0].metrics.write_records == 5000);
+    CHECK(info->vertices[1].metrics.read_records == 5000);
+  }
+}
+
+TEST_CASE("a failing task fails the job (no restart strategy), with the cause recorded", "[integration]") {
+  TempDir tmp;
+  LocalDispatcher dispatcher(weir::Configuration(), (tmp.path / "uploads").string());
+  JarRunRequest req;
+  req.program_args = {"--count", "1000", "--fail-at", "500", "--sink", "discard"};
+  auto id = dispatcher.SubmitJobFile(kNumberSum, req);
+  REQUIRE(id.ok());
+  CHECK(*dispatcher.WaitForJob(*id) == JobStatus::kFailed);
+  auto exceptions = dispatcher.GetExceptions(*id);
+  REQUIRE(exceptions.ok());
+  REQUIRE(exceptions->root.has_value());
+  CHECK(exceptions->root->stacktrace.find("injected failure at n=500") != std::string::npos);
+  CHECK(exceptions->root->task_name.find("Parity Sum") != std::string::npos);
+  auto result = dispatcher.GetJobResult(*id);
+  REQUIRE(result.ok());
+  REQUIRE(result->has_value());
+  CHECK((*result)->application_status == "FAILED");
+}
+
+TEST_CASE("an unbounded job runs until cancelled, then is CANCELED", "[integration]") {
+  TempDir tmp;
+  LocalDispatcher dispatcher(weir::Configuration(), (tmp.path / "uploads").string());
+  JarRunRequest req;
+  req.program_args = {"--count", "0", "--rate", "1000", "--sink", "discard"};
+  req.parallelism = 2;
+  auto id = dispatcher.SubmitJobFile(kNumberSum, req);
+  REQUIRE(id.ok());
+  CHECK(dispatcher.GetJob(*id)->status == JobStatus::kRunning);
+  REQUIRE(dispatcher.CancelJob(*id).ok());
+  CHECK(*dispatcher.WaitForJob(*id) == JobStatus::kCanceled);
+  CHECK_FALSE(dispatcher.CancelJob(*id).ok());  // already terminal
+  CHECK(dispatcher.CancelJob(weir::JobId::Generate()).IsNotFound());
+}
+
+TEST_CASE("bad job files and entry points are refused with clear errors", "[integration]") {
+  TempDir tmp;
+  LocalDispatcher dispatcher(weir::Configuration(), (tmp.path / "uploads").string());
+  JarRunRequest req;
+  auto missing = dispatcher.SubmitJobFile((tmp.path / "nope.so").string(), req);
+  CHECK(missing.status().IsNotFound());
+  std::ofstream((tmp.path / "text.so").string()) << "not an elf";
+  auto text = dispatcher.SubmitJobFile((tmp.path / "text.so").string(), req);
+  CHECK(text.status().message().find("not an ELF shared object") != std::string::npos);
+  req.entry_class = "Nope";
+  auto unknown = dispatcher.SubmitJobFile(kNumberSum, req);
+  CHECK(unknown.status().IsInvalidArgument());
+  CHECK(unknown.status().message().find("it has: NumberSum") != std::string::npos);
+  req.entry_class = "";
+  req.program_args = {"--count", "abc"};
+  auto bad_arg = dispatcher.SubmitJobFile(kNumberSum, req);
+  CHECK(bad_arg.status().IsInvalidArgument());
+  CHECK(bad_arg.status().message().find("'--count'") != std::string::npos);
+}

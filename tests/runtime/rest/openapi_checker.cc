@@ -1,0 +1,186 @@
+#include "tests/runtime/rest/openapi_checker.h"
+
+#include <fstream>
+#include <regex>
+
+namespace weir::runtime::testing {
+
+namespace {
+
+// Follows `keys` from `node`; a null node when one is missing (yaml-cpp throws when a
+// missing key is indexed further).
+YAML::Node Dig(const YAML::Node& node, std::initializer_list<std::string> keys) {
+  YAML::Node cur = node;
+  for (const auto& key : keys) {
+    if (!cur.IsMap() || !cur[key]) return YAML::Node();
+    cur.reset(cur[key]);  // operator= would assign into the tree
+  }
+  return cur;
+}
+
+}  // namespace
+
+std::unique_ptr<OpenApiSpec> OpenApiSpec::Load(const std::string& path, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    *error = "cannot open Flink's OpenAPI file '" + path +
+             "' (expected shared/reference/ beside the source tree)";
+    return nullptr;
+  }
+  try {
+    YAML::Node root = YAML::LoadFile(path);
+    if (!root["paths"] || !root["components"]["schemas"]) {
+      *error = "'" + path + "' has no 'paths' or 'components.schemas'";
+      return nullptr;
+    }
+    return std::unique_ptr<OpenApiSpec>(new OpenApiSpec(root));
+  } catch (const YAML::Exception& e) {
+    *error = "cannot parse '" + path + "': " + e.what();
+    return nullptr;
+  }
+}
+
+bool OpenApiSpec::HasPath(const std::string& path) const {
+  return !Dig(root_, {"paths", path}).IsNull();
+}
+
+YAML::Node OpenApiSpec::Resolve(const YAML::Node& schema) const {
+  YAML::Node node = schema;
+  for (int depth = 0; depth < 16 && node && node.IsMap() && node["$ref"]; ++depth) {
+    std::string ref = node["$ref"].as<std::string>();
+    const std::string prefix = "#/components/schemas/";
+    if (ref.rfind(prefix, 0) != 0) return YAML::Node();
+    node.reset(root_["components"]["schemas"][ref.substr(prefix.size())]);
+  }
+  return node;
+}
+
+YAML::Node OpenApiSpec::ResponseSchema(const std::string& path, const std::string& method,
+                                       const std::string& status) const {
+  YAML::Node schema = Dig(root_, {"paths", path, method, "responses", status, "content",
+                                  "application/json", "schema"});
+  if (schema.IsNull()) return YAML::Node();
+  return Resolve(schema);
+}
+
+std::string OpenApiSpec::ResponseSchemaName(const std::string& path, const std::string& method,
+                                            const std::string& status) const {
+  YAML::Node schema = Dig(root_, {"paths", path, method, "responses", status, "content",
+                                  "application/json", "schema"});
+  if (!schema.IsMap() || !schema["$ref"]) return "";
+  std::string ref = schema["$ref"].as<std::string>();
+  return ref.substr(ref.find_last_of('/') + 1);
+}
+
+std::vector<std::string> OpenApiSpec::Check(const nlohmann::json& value, const YAML::Node& schema,
+                                            const std::set<std::string>& nullable_paths) const {
+  std::vector<std::string> problems;
+  if (!schema || schema.IsNull()) {
+    problems.push_back("$: no schema to check against");
+    return problems;
+  }
+  CheckNode(value, schema, "$", nullable_paths, &problems);
+  return problems;
+}
+
+void OpenApiSpec::CheckNode(const nlohmann::json& value, const YAML::Node& raw_schema,
+                            const std::string& where, const std::set<std::string>& nullable,
+                            std::vector<std::string>* problems) const {
+  YAML::Node schema = Resolve(raw_schema);
+  if (!schema || !schema.IsMap()) {
+    problems->push_back(where + ": the schema cannot be resolved");
+    return;
+  }
+  if (value.is_null()) {
+    if (!nullable.count(where)) problems->push_back(where + ": null where the spec wants a value");
+    return;
+  }
+  std::string type = schema["type"] ? schema["type"].as<std::string>() : "";
+  if (type.empty() && (schema["properties"] || schema["additionalProperties"])) type = "object";
+
+  if (type == "object") {
+    if (!value.is_object()) {
+      problems->push_back(where + ": expected object, got " + value.type_name());
+      return;
+    }
+    YAML::Node props = schema["properties"];
+    YAML::Node additional = schema["additionalProperties"];
+    if (schema["required"]) {
+      for (const auto& r : schema["required"]) {
+        if (!value.contains(r.as<std::string>())) {
+          problems->push_back(where + ": required property '" + r.as<std::string>() +
+                              "' is missing");
+        }
+      }
+    }
+    if (!props && !additional) return;  // RawJson and other free-form objects
+    for (const auto& [key, child] : value.items()) {
+      std::string child_where = where + "." + key;
+      if (props && props[key]) {
+        CheckNode(child, props[key], child_where, nullable, problems);
+      } else if (additional && additional.IsMap()) {
+        CheckNode(child, additional, child_where, nullable, problems);
+      } else {
+        problems->push_back(child_where + ": property not declared by the schema");
+      }
+    }
+    return;
+  }
+  if (type == "array") {
+    if (!value.is_array()) {
+      problems->push_back(where + ": expected array, got " + value.type_name());
+      return;
+    }
+    for (size_t i = 0; i < value.size(); ++i) {
+      CheckNode(value[i], schema["items"], where + "[" + std::to_string(i) + "]", nullable,
+                problems);
+    }
+    return;
+  }
+  if (type == "string") {
+    if (!value.is_string()) {
+      problems->push_back(where + ": expected string, got " + value.type_name());
+      return;
+    }
+    const std::string s = value.get<std::string>();
+    if (schema["enum"]) {
+      bool found = false;
+      for (const auto& e : schema["enum"]) found = found || e.as<std::string>() == s;
+      if (!found) problems->push_back(where + ": '" + s + "' is not one of the enum values");
+    }
+    if (schema["pattern"]) {
+      std::regex re(schema["pattern"].as<std::string>());
+      if (!std::regex_match(s, re)) {
+        problems->push_back(where + ": '" + s + "' does not match pattern " +
+                            schema["pattern"].as<std::string>());
+      }
+    }
+    return;
+  }
+  if (type == "integer") {
+    if (!value.is_number_integer()) {
+      problems->push_back(where + ": expected integer, got " + value.dump());
+    }
+    return;
+  }
+  if (type == "number") {
+    if (!value.is_number()) problems->push_back(where + ": expected number, got " + value.dump());
+    return;
+  }
+  if (type == "boolean") {
+    if (!value.is_boolean()) problems->push_back(where + ": expected boolean, got " + value.dump());
+    return;
+  }
+  problems->push_back(where + ": unsupported schema type '" + type + "'");
+}
+
+std::vector<std::string> MissingKeys(const nlohmann::json& object,
+                                     const std::vector<std::string>& required) {
+  std::vector<std::string> missing;
+  for (const auto& key : required) {
+    if (!object.is_object() || !object.contains(key)) missing.push_back(key);
+  }
+  return missing;
+}
+
+}  // namespace weir::runtime::testing

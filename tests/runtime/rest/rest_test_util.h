@@ -1,0 +1,131 @@
+#pragma once
+// Shared setup for the REST tests: sample jobs and jars, and a RestServer on a free
+// port over a FakeDispatcher, with an httplib::Client pointed at it.
+
+#include <memory>
+#include <string>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "lib/common/ids.h"
+#include "runtime/rest/rest_server.h"
+#include "tests/runtime/rest/fake_dispatcher.h"
+
+namespace weir::runtime::testing {
+
+inline JobId ParsedId(const std::string& hex) { return JobId::Parse(hex).value(); }
+
+constexpr char kRunningJobId[] = "0123456789abcdef0123456789abcdef";
+constexpr char kFailedJobId[] = "fedcba9876543210fedcba9876543210";
+constexpr char kUnknownJobId[] = "00000000000000000000000000000001";
+
+// A running job of three vertices: Source (p=1) -> Map (p=2, HASH) -> Sink (p=2, FORWARD).
+inline JobInfo RunningJob() {
+  JobInfo job;
+  job.id = ParsedId(kRunningJobId);
+  job.name = "number_sum";
+  job.status = JobStatus::kRunning;
+  job.start_time = 1700000000000;
+  job.end_time = -1;
+  job.timestamps = {{JobStatus::kInitializing, 1700000000000},
+                    {JobStatus::kCreated, 1700000000010},
+                    {JobStatus::kRunning, 1700000000100}};
+  job.max_parallelism = 128;
+  const char* names[] = {"Source: numbers", "Sum", "Sink: print"};
+  int parallelism[] = {1, 2, 2};
+  for (int i = 0; i < 3; ++i) {
+    VertexInfo v;
+    v.id = Id16::FromHash(names[i]);
+    v.name = names[i];
+    v.parallelism = parallelism[i];
+    v.status = ExecutionState::kRunning;
+    v.start_time = 1700000000100;
+    v.tasks = {{ExecutionState::kRunning, parallelism[i]}};
+    v.metrics.read_records = 10 * i;
+    v.metrics.write_records = 10 * (i + 1);
+    job.vertices.push_back(v);
+  }
+  job.edges = {{0, 1, "HASH"}, {1, 2, "FORWARD"}};
+  return job;
+}
+
+// A failed job with one vertex whose subtask counts are left to the vertex state.
+inline JobInfo FailedJob() {
+  JobInfo job;
+  job.id = ParsedId(kFailedJobId);
+  job.name = "word_count";
+  job.status = JobStatus::kFailed;
+  job.start_time = 1600000000000;
+  job.end_time = 1600000005000;
+  job.timestamps = {{JobStatus::kRunning, 1600000000100}, {JobStatus::kFailed, 1600000005000}};
+  VertexInfo v;
+  v.id = Id16::FromHash("Tokenizer");
+  v.name = "Tokenizer";
+  v.parallelism = 3;
+  v.status = ExecutionState::kFailed;
+  v.start_time = 1600000000100;
+  v.end_time = 1600000005000;
+  job.vertices.push_back(v);
+  return job;
+}
+
+inline ExceptionEntry SampleException(int i, bool task = true) {
+  ExceptionEntry e;
+  e.exception_name = "std::runtime_error";
+  e.stacktrace = "std::runtime_error: boom " + std::to_string(i);
+  e.timestamp = 1600000004000 + i;
+  if (task) {
+    e.task_name = "Tokenizer (" + std::to_string(i % 3 + 1) + "/3)";
+    e.location = "localhost";
+  }
+  return e;
+}
+
+struct ServerFixture {
+  explicit ServerFixture(RestServerOptions options = {}) {
+    options.port = 0;
+    dispatcher.AddJob(RunningJob());
+    dispatcher.AddJob(FailedJob());
+    JobExceptions ex;
+    ex.root = SampleException(0);
+    ex.history = {SampleException(0), SampleException(1, /*task=*/false), SampleException(2)};
+    dispatcher.SetExceptions(ParsedId(kFailedJobId), ex);
+    JobResult result;
+    result.id = ParsedId(kFailedJobId);
+    result.application_status = "FAILED";
+    result.net_runtime_ms = 5000;
+    result.failure = "std::runtime_error: boom 0";
+    dispatcher.SetResult(ParsedId(kFailedJobId), result);
+    ClusterOverview overview;
+    overview.taskmanagers = 1;
+    overview.slots_total = 4;
+    overview.slots_available = 2;
+    overview.jobs_running = 1;
+    overview.jobs_failed = 1;
+    dispatcher.set_overview(overview);
+    server = std::make_unique<RestServer>(dispatcher, options);
+    Status st = server->Start();
+    if (!st.ok()) throw std::runtime_error("cannot start the REST server: " + st.ToString());
+    client = std::make_unique<httplib::Client>("localhost", server->port());
+    client->set_read_timeout(10, 0);
+  }
+
+  // Uploads a fake ELF "jar" and returns its id.
+  std::string UploadJar(const std::string& name = "job.so") {
+    httplib::MultipartFormDataItems items = {
+        {"jarfile", std::string("\x7f" "ELF fake shared object"), name, "application/x-java-archive"}};
+    auto res = client->Post("/v1/jars/upload", items);
+    if (!res || res->status != 200) throw std::runtime_error("upload failed");
+    std::string filename = nlohmann::json::parse(res->body)["filename"];
+    return filename.substr(filename.find_last_of('/') + 1);
+  }
+
+  FakeDispatcher dispatcher;
+  std::unique_ptr<RestServer> server;
+  std::unique_ptr<httplib::Client> client;
+};
+
+inline nlohmann::json Body(const httplib::Result& res) { return nlohmann::json::parse(res->body); }
+
+}  // namespace weir::runtime::testing

@@ -1,0 +1,66 @@
+// weir-run: runs a job (`weir run [options] job.so [args...]`), as `flink run` does:
+// embedded in this process (-t local, the default), or on a remote endpoint through
+// Flink's jar REST API (-t remote, -m, -d).
+#include <CLI/CLI.hpp>
+
+#include "lib/cli/commands/run_command.h"
+#include "lib/cli/run_tool.h"
+#include "runtime/cluster/local_runtime.h"
+
+namespace {
+
+// The embedded path: a LocalRuntime in this process serves the REST API while the
+// job runs attached; the end of the job is reported as for a remote job.
+weir::Status RunEmbedded(const weir::cli::RunArgs& args, weir::cli::ToolContext& ctx) {
+  weir::Configuration config = ctx.config();
+  weir::cli::ApplyRunArgsToConfiguration(args, &config);
+  WEIR_ASSIGN_OR_RETURN(auto runtime, weir::runtime::LocalRuntime::Start(config));
+
+  weir::runtime::JarRunRequest request;
+  request.entry_class = args.entry;
+  request.program_args = args.program_args;
+  request.parallelism = args.parallelism;
+  request.savepoint_path = args.savepoint_path;
+  request.allow_non_restored_state = args.allow_non_restored_state;
+  request.claim_mode = args.claim_mode;
+  WEIR_ASSIGN_OR_RETURN(weir::JobId id,
+                        runtime->dispatcher().SubmitJobFile(args.job_path, request, [&](const weir::JobId& id) {
+                          ctx.printer().Line("Job has been submitted with JobID " + id.ToHex());
+                          ctx.printer().out().flush();
+                        }));
+
+  WEIR_ASSIGN_OR_RETURN(auto status, runtime->dispatcher().WaitForJob(id));
+  (void)status;
+  WEIR_ASSIGN_OR_RETURN(auto result, runtime->dispatcher().GetJobResult(id));
+  auto exceptions = runtime->dispatcher().GetExceptions(id);
+  runtime->Shutdown();
+
+  weir::JobExecutionResult report;
+  report.completed = true;
+  report.id = id.ToHex();
+  report.application_status = result ? result->application_status : "UNKNOWN";
+  report.net_runtime = result ? result->net_runtime_ms : 0;
+  if (result && result->failure) {
+    weir::FailureCause cause;
+    cause.class_name = exceptions.ok() && exceptions->root ? exceptions->root->exception_name : "";
+    cause.stack_trace = *result->failure;
+    report.failure_cause = cause;
+  }
+  return weir::cli::ReportJobResult(id, report, args.common.verbose, ctx.printer());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  weir::cli::RunArgs args;
+  CLI::App app{"Compiles and runs a program.", "weir-run"};
+  weir::cli::AddRunOptions(app, args);
+  return weir::cli::RunTool(app, args.common, argc, argv, [&](weir::cli::ToolContext& ctx) -> weir::Status {
+    auto target = weir::cli::ResolveRunTarget(args, ctx.config());
+    if (!target.ok()) return ctx.UsageError(target.status());
+    if (*target == weir::cli::RunTarget::kRemote) {
+      return weir::cli::RunRemote(args, ctx.client(), ctx.printer());
+    }
+    return RunEmbedded(args, ctx);
+  });
+}
