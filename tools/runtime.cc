@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include "lib/cli/run_tool.h"
+#include "lib/common/logging.h"
+#include "lib/config/options.h"
 #include "runtime/cluster/local_runtime.h"
 
 int main(int argc, char** argv) {
@@ -13,11 +15,24 @@ int main(int argc, char** argv) {
   app.add_option("--rest-port", rest_port, "Port of the REST endpoint (overrides rest.port)")
       ->check(CLI::Range(0, 65535));
   weir::cli::SetUsage(app, "weir runtime [-D key=value]... [--rest-port N] [-v]");
-  return weir::cli::RunTool(app, common, argc, argv, [&](weir::cli::ToolContext& ctx) {
+  return weir::cli::RunTool(app, common, argc, argv, [&](weir::cli::ToolContext& ctx) -> weir::Status {
     weir::Configuration config = ctx.config();
     if (rest_port >= 0) {
       config.Set("rest.port", std::to_string(rest_port));
       config.Remove("rest.bind-port");
+    }
+    // The runtime logs at weir.runtime.log.level (debug with -v), to
+    // weir.runtime.log.file or stderr.
+    WEIR_ASSIGN_OR_RETURN(auto level, config.GetEnum(weir::options::kRuntimeLogLevel));
+    std::string l = common.verbose ? "DEBUG" : level.value_or("INFO");
+    weir::SetLogLevel(l == "DEBUG" ? weir::LogLevel::kDebug
+                      : l == "WARN" ? weir::LogLevel::kWarn
+                      : l == "ERROR" ? weir::LogLevel::kError
+                                     : weir::LogLevel::kInfo);
+    WEIR_ASSIGN_OR_RETURN(auto log_file, config.GetString(weir::options::kRuntimeLogFile));
+    if (log_file && !log_file->empty() && !weir::SetLogFile(*log_file)) {
+      return ctx.UsageError(weir::Status::InvalidArgument("cannot open the log file '" + *log_file +
+                                                          "' (weir.runtime.log.file)"));
     }
     return weir::runtime::RunRuntimeDaemon(config);
   });

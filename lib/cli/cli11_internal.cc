@@ -1,3 +1,4 @@
+#include <regex>
 #include "lib/cli/cli11_internal.h"
 
 #include <cctype>
@@ -51,6 +52,27 @@ std::string LowerFirst(std::string message) {
     message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
   }
   return message;
+}
+
+}  // namespace weir::cli::internal
+
+namespace weir::cli::internal {
+
+std::string DescribeParseError(const std::string& message) {
+  static const std::regex kNotIn(R"(^(-[-\w]+): (.*) not in \{(.*)\}$)");
+  static const std::regex kMissing(R"(^(-[-\w]+): 1 required \w+ missing$)");
+  static const std::regex kTooMany(R"(^(-[-\w]+): At Most 1 required but received (\d+)$)");
+  std::smatch m;
+  if (std::regex_match(message, m, kNotIn)) {
+    std::string values = m[3].str();
+    for (size_t i = 0; (i = values.find(',', i)) != std::string::npos; i += 2) values.replace(i, 1, ", ");
+    return "invalid value '" + m[2].str() + "' for '" + m[1].str() + "': expected one of " + values;
+  }
+  if (std::regex_match(message, m, kMissing)) return "option '" + m[1].str() + "' needs a value";
+  if (std::regex_match(message, m, kTooMany)) {
+    return "option '" + m[1].str() + "' was given " + m[2].str() + " times; give it once";
+  }
+  return LowerFirst(message);
 }
 
 }  // namespace weir::cli::internal

@@ -48,5 +48,8 @@ void AddFinalCheck(CLI::App& app, std::function<void()> check);
 // Lower-cases the first letter of a CLI11 message ("The following argument..." → "the ..."),
 // unless the second letter is upper-case too ("JobID").
 std::string LowerFirst(std::string message);
+// CLI11's parse error messages in weir's words ("--target: x not in {a,b}" becomes
+// "invalid value 'x' for '--target': expected one of a, b"); others lower-cased.
+std::string DescribeParseError(const std::string& message);
 
 }  // namespace weir::cli::internal

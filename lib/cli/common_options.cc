@@ -15,10 +15,12 @@ void AddCommonOptions(CLI::App& app, CommonOptions& options) {
   app.add_option("--output", options.output,
                  "Output format: text (Flink's lines, the default) or json (one JSON document)")
       ->option_text("json|text")
-      ->transform(CLI::IsMember({"json", "text"}, CLI::ignore_case));
+      ->transform(CLI::IsMember({"json", "text"}, CLI::ignore_case))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("-m,--jobmanager", options.jobmanager,
                  "Address of the REST endpoint to connect to (default: rest.address:rest.port)")
-      ->option_text("host:port");
+      ->option_text("host:port")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("-D", options.dynamic_properties,
                  "Configuration property, e.g. -D client.timeout=5min (repeatable)")
       ->option_text("key=value")

@@ -1,3 +1,4 @@
+#include <sstream>
 #include "lib/cli/run_tool.h"
 
 #include <cctype>
@@ -113,7 +114,7 @@ bool ParseToolArgs(CLI::App& app, const std::vector<std::string>& args, std::ost
         << std::flush;
     *exit_code = kExitUsage;
   } catch (const CLI::ParseError& e) {
-    err << tool << ": " << internal::LowerFirst(e.what()) << '\n'
+    err << tool << ": " << internal::DescribeParseError(e.what()) << '\n'
         << "hint: run '" << tool << " --help'\n"
         << std::flush;
     *exit_code = kExitUsage;
@@ -138,7 +139,23 @@ int RunTool(CLI::App& app, const CommonOptions& common, const std::vector<std::s
             std::ostream& out, std::ostream& err, const ToolBody& body) {
   const std::string tool = app.get_name();
   int exit_code = kExitOk;
-  if (!ParseToolArgs(app, args, out, err, &exit_code)) return exit_code;
+  std::ostringstream parse_err;
+  if (!ParseToolArgs(app, args, out, parse_err, &exit_code)) {
+    err << parse_err.str() << std::flush;
+    // Scripts that asked for JSON get one document even for a usage error.
+    bool json = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i] == "--output=json" || (args[i] == "--output" && i + 1 < args.size() && args[i + 1] == "json")) {
+        json = true;
+      }
+    }
+    if (json && exit_code == kExitUsage) {
+      std::string first = parse_err.str().substr(0, parse_err.str().find('\n'));
+      if (first.rfind(tool + ": ", 0) == 0) first = first.substr(tool.size() + 2);
+      out << ErrorDocument(Status::InvalidArgument(first)) << '\n' << std::flush;
+    }
+    return exit_code;
+  }
 
   for (const auto& warning : common.warnings) err << tool << ": warning: " << warning << '\n';
   SetLogLevel(common.verbose ? LogLevel::kDebug : LogLevel::kOff);

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/common/logging.h"
+
 namespace weir {
 
 namespace {
@@ -164,16 +166,21 @@ Result<RestResponse> RestClient::Perform(const Request& request) {
   }
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 
+  LogDebug("{} {}", request.method, url);
   CURLcode code = curl_easy_perform(curl);
   long http_status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http_status);
   curl_off_t connect_time = 0;
   curl_easy_getinfo(curl, CURLINFO_CONNECT_TIME_T, &connect_time);
-  // The handle keeps pointers to these; detach them before freeing.
+  // The handle keeps pointers to these; detach them before they go away.
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   curl_easy_setopt(curl, CURLOPT_MIMEPOST, nullptr);
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, nullptr);
   curl_slist_free_all(headers);
   if (mime != nullptr) curl_mime_free(mime);
+  LogDebug("{} {} → {} (curl: {}, {} bytes)", request.method, url, http_status,
+           curl_easy_strerror(code), response_body.size());
 
   if (code != CURLE_OK) {
     std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(code);

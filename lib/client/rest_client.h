@@ -9,7 +9,8 @@
 //     with a hint on how to start one;
 //   - connected but no full answer within `request_timeout` → TimedOut;
 //   - an HTTP error answer → a Status carrying the messages of Flink's {"errors":[...]} body:
-//     404 → NotFound, 400 and 413 → InvalidArgument, 409 → FailedPrecondition, others → Internal.
+//     404 → NotFound, 400 and 413 → InvalidArgument, 409 → FailedPrecondition,
+//     others → Internal.
 // There are no retries: a command-line tool reports an unreachable endpoint at once (exit 3).
 // HTTP proxies from the environment are not used (Flink's client does not use them either).
 //

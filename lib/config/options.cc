@@ -65,7 +65,7 @@ const ConfigOption kRestPort{
     .default_value = "8081",
     .description = "Port the clients connect to; the server binds to it too unless "
                    "rest.bind-port is set.",
-    .min_value = 0,
+    .min_value = 1,
     .max_value = kMaxPort,
 };
 

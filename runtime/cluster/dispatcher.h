@@ -32,6 +32,13 @@ class Dispatcher {
   // nullopt while the job has not reached a globally terminal state.
   virtual Result<std::optional<JobResult>> GetJobResult(const JobId& id) = 0;
 
+  // Checkpoint statistics. NotFound for an unknown job, and (as Flink) NotFound
+  // "Checkpointing is not enabled for job '<id>'" when the job has no checkpointing.
+  virtual Result<CheckpointingStats> GetCheckpointStats(const JobId& id) = 0;
+  virtual Result<CheckpointConfigInfo> GetCheckpointConfig(const JobId& id) = 0;
+  // NotFound for an unknown job or checkpoint id (only the history is kept).
+  virtual Result<CheckpointStatsEntry> GetCheckpointDetails(const JobId& id, int64_t checkpoint_id) = 0;
+
   // Stores an uploaded shared object (bytes) under a new jar id and inspects its
   // entry points. InvalidArgument when it is not a weir job (not an ELF shared object,
   // or no entry points), naming the file.

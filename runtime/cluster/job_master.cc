@@ -2,12 +2,15 @@
 
 #include "lib/common/logging.h"
 #include "lib/common/time_util.h"
+#include "lib/common/string_util.h"
 #include "lib/config/options.h"
+
+#include <set>
 
 namespace weir::runtime {
 
 Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph, int parallelism,
-                                                     const Configuration& config,
+                                                     const Configuration& config, const RestoreSettings& restore,
                                                      std::shared_ptr<void> library) {
   WEIR_ASSIGN_OR_RETURN(ExecutionPlan plan, BuildExecutionPlan(graph, parallelism));
   JobSettings settings;
@@ -27,20 +30,81 @@ Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph
     }
     settings.channel_capacity = static_cast<int>(*per_channel) + 2;
   }
-  return std::unique_ptr<JobMaster>(
-      new JobMaster(id, std::move(graph), std::move(plan), settings, std::move(library)));
+  WEIR_ASSIGN_OR_RETURN(CheckpointSettings checkpoint_settings, CheckpointSettings::FromConfig(config));
+  WEIR_ASSIGN_OR_RETURN(auto restart, RestartStrategy::FromConfig(config, checkpoint_settings.enabled));
+
+  std::shared_ptr<const CompletedSnapshot> snapshot;
+  if (!restore.path.empty()) {
+    WEIR_ASSIGN_OR_RETURN(CompletedSnapshot loaded, LoadSnapshot(restore.path));
+    // Match operators by uid.
+    std::set<std::string> uids(plan.node_uids.begin(), plan.node_uids.end());
+    std::vector<std::string> unmatched;
+    for (const auto& [uid, op] : loaded.operators) {
+      bool has_state = false;
+      for (const auto& s : op.subtasks) has_state = has_state || s.has_keyed || !s.operator_state.lists.empty();
+      if (!uids.count(uid) && has_state) unmatched.push_back("'" + uid + "'");
+    }
+    if (!unmatched.empty() && !restore.allow_non_restored_state) {
+      return Status::FailedPrecondition("the snapshot '" + loaded.external_path +
+                                        "' holds state of operators that are not in the job: " + Join(unmatched, ", "))
+          .WithHint("set the uids of the job's operators to match, or pass -n (--allowNonRestoredState) to drop that state");
+    }
+    // Keyed state keeps its max parallelism across restores (it fixes the key groups).
+    for (auto& vertex : plan.vertices) {
+      const StreamNode& head = graph.nodes[vertex.chain[0]];
+      auto it = loaded.operators.find(plan.node_uids[head.id]);
+      if (it == loaded.operators.end() || !head.is_keyed) continue;
+      int stored = it->second.max_parallelism;
+      if (vertex.max_parallelism != stored) {
+        if (head.max_parallelism > 0 || graph.max_parallelism > 0) {
+          return Status::FailedPrecondition("operator '" + head.name + "' has max parallelism " +
+                                            std::to_string(vertex.max_parallelism) + " in the job but " +
+                                            std::to_string(stored) + " in the snapshot")
+              .WithHint("the max parallelism of keyed state cannot change: use " + std::to_string(stored));
+        }
+        vertex.max_parallelism = stored;
+      }
+      if (vertex.parallelism > vertex.max_parallelism) {
+        return Status::InvalidArgument("operator '" + head.name + "': parallelism " + std::to_string(vertex.parallelism) +
+                                       " is larger than the max parallelism " + std::to_string(vertex.max_parallelism) +
+                                       " of its restored state")
+            .WithHint("choose -p " + std::to_string(vertex.max_parallelism) + " or less");
+      }
+    }
+    snapshot = std::make_shared<const CompletedSnapshot>(std::move(loaded));
+  }
+  return std::unique_ptr<JobMaster>(new JobMaster(id, std::move(graph), std::move(plan), settings,
+                                                  std::move(checkpoint_settings), std::move(restart),
+                                                  std::move(snapshot), std::move(library)));
 }
 
 JobMaster::JobMaster(JobId id, StreamGraph graph, ExecutionPlan plan, JobSettings settings,
-                     std::shared_ptr<void> library)
+                     CheckpointSettings checkpoint_settings, std::unique_ptr<RestartStrategy> restart,
+                     std::shared_ptr<const CompletedSnapshot> initial_snapshot, std::shared_ptr<void> library)
     : id_(id), graph_(std::move(graph)), plan_(std::move(plan)), settings_(settings),
-      library_(std::move(library)) {
+      checkpoint_settings_(std::move(checkpoint_settings)), restart_(std::move(restart)),
+      initial_snapshot_(std::move(initial_snapshot)), library_(std::move(library)) {
   if (graph_.job_name.empty()) graph_.job_name = "weir job";
   int64_t now = NowMillis();
   start_time_ = now;
   timestamps_[JobStatus::kInitializing] = now;
   timestamps_[JobStatus::kCreated] = now;
   status_ = JobStatus::kCreated;
+  std::map<std::string, std::pair<int, int>> parallelism;
+  for (const auto& v : plan_.vertices) {
+    for (int node : v.chain) parallelism[plan_.node_uids[node]] = {v.parallelism, v.max_parallelism};
+  }
+  CheckpointHooks hooks;
+  hooks.trigger = [this](const CheckpointBarrier& b) { return TriggerCheckpoint(b); };
+  hooks.notify_complete = [this](int64_t cid) { ForEachTask([cid](Task& t) { t.NotifyCheckpointComplete(cid); }); };
+  hooks.notify_aborted = [this](int64_t cid) { ForEachTask([cid](Task& t) { t.NotifyCheckpointAborted(cid); }); };
+  hooks.fail_job = [this](const std::string& reason) {
+    std::lock_guard lock(mu_);
+    if (failover_reason_.empty()) failover_reason_ = reason;
+    cv_.notify_all();
+  };
+  coordinator_ = std::make_unique<CheckpointCoordinator>(id_, checkpoint_settings_, std::move(hooks),
+                                                         std::move(parallelism));
 }
 
 JobMaster::~JobMaster() {
@@ -50,6 +114,7 @@ JobMaster::~JobMaster() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  coordinator_.reset();
   // Tasks must be gone before the library that holds their code is released.
   attempt_.reset();
 }
@@ -63,16 +128,40 @@ void JobMaster::SetStatus(JobStatus s) {
 }
 
 void JobMaster::Start() {
+  if (initial_snapshot_) coordinator_->SetRestored(initial_snapshot_);
   {
     std::lock_guard lock(mu_);
-    Deploy();
+    Deploy(initial_snapshot_.get());
     SetStatus(JobStatus::kRunning);
   }
+  if (checkpoint_settings_.enabled) coordinator_->Start(initial_snapshot_ ? initial_snapshot_->id + 1 : 1);
   thread_ = std::thread([this] { Loop(); });
 }
 
-// Requires mu_. Creates the gates and tasks of a new attempt and starts them.
-void JobMaster::Deploy() {
+void JobMaster::ForEachTask(const std::function<void(Task&)>& fn) {
+  std::lock_guard lock(mu_);
+  if (!attempt_) return;
+  for (auto& t : attempt_->tasks) fn(*t);
+}
+
+int JobMaster::TriggerCheckpoint(const CheckpointBarrier& barrier) {
+  std::lock_guard lock(mu_);
+  if (status_ != JobStatus::kRunning || !attempt_) return 0;
+  for (auto& t : attempt_->tasks) {
+    ExecutionState st = t->state();
+    if (st == ExecutionState::kFinished || st == ExecutionState::kFailed || st == ExecutionState::kCanceled) {
+      return 0;
+    }
+  }
+  for (auto& t : attempt_->tasks) {
+    if (t->is_source()) t->TriggerCheckpoint(barrier);
+  }
+  return static_cast<int>(attempt_->tasks.size());
+}
+
+// Requires mu_. Creates the gates and tasks of a new attempt and starts them, with
+// the state of `restore_from` (null: fresh).
+void JobMaster::Deploy(const CompletedSnapshot* restore_from) {
   auto attempt = std::make_unique<Attempt>();
   const int nv = static_cast<int>(plan_.vertices.size());
   // Gates: per task, one channel per (input edge, upstream subtask) — a forward edge
@@ -106,6 +195,16 @@ void JobMaster::Deploy() {
       spec.attempt = attempt_number_;
       spec.job_id = id_.ToHex();
       spec.buffer_size = settings_.buffer_size;
+      spec.checkpointing_enabled = checkpoint_settings_.enabled;
+      spec.exactly_once = checkpoint_settings_.exactly_once;
+      if (restore_from) {
+        for (int node : vertex.chain) {
+          const std::string& uid = plan_.node_uids[node];
+          auto op = restore_from->operators.find(uid);
+          if (op == restore_from->operators.end()) continue;
+          spec.restored[uid] = AssignState(op->second, vertex.parallelism, vertex.max_parallelism, s);
+        }
+      }
       for (int e : vertex.outputs) {
         const auto& edge = plan_.edges[e];
         const auto& target = plan_.vertices[edge.target_vertex];
@@ -128,6 +227,7 @@ void JobMaster::Deploy() {
     }
   }
   tasks_finished_ = tasks_failed_ = tasks_canceled_ = 0;
+  sources_ended_ = 0;
   attempt_ = std::move(attempt);
   for (auto& t : attempt_->tasks) t->Start();
 }
@@ -143,26 +243,73 @@ void JobMaster::Loop() {
   while (true) {
     if (!first) cv_.wait(lock);
     first = false;
+    if (status_ != JobStatus::kRunning) continue;
     const int total = static_cast<int>(attempt_->tasks.size());
-    const int ended = tasks_finished_ + tasks_failed_ + tasks_canceled_;
-    if (status_ == JobStatus::kRunning && tasks_finished_ == total) {
+    if (tasks_finished_ == total) {
       SetStatus(JobStatus::kFinished);
       break;
     }
-    if (status_ == JobStatus::kRunning && (tasks_failed_ > 0 || cancel_requested_)) {
-      SetStatus(tasks_failed_ > 0 ? JobStatus::kFailing : JobStatus::kCancelling);
-      CancelAttempt();
+    bool failed = tasks_failed_ > 0 || !failover_reason_.empty();
+    if (!failed && !cancel_requested_) continue;
+
+    // Stop the attempt: suspend checkpointing, cancel every task, wait for all. The
+    // restart strategy decides at once whether this is a restart (RESTARTING) or
+    // the end (FAILING, then FAILED), as in Flink.
+    bool cancel = cancel_requested_;
+    std::optional<std::chrono::milliseconds> delay;
+    if (!cancel) {
+      if (!failover_reason_.empty()) RecordException("CheckpointException", failover_reason_, "");
+      delay = restart_->OnFailure(NowMillis());
     }
-    if ((status_ == JobStatus::kFailing || status_ == JobStatus::kCancelling) && ended == total) {
-      lock.unlock();
-      for (auto& t : attempt_->tasks) t->Join();
-      lock.lock();
-      SetStatus(status_ == JobStatus::kFailing ? JobStatus::kFailed : JobStatus::kCanceled);
+    SetStatus(cancel ? JobStatus::kCancelling : (delay ? JobStatus::kRestarting : JobStatus::kFailing));
+    lock.unlock();
+    coordinator_->Suspend(cancel ? "the job is being cancelled" : "the job is failing over");
+    lock.lock();
+    CancelAttempt();
+    cv_.wait(lock, [&] { return tasks_finished_ + tasks_failed_ + tasks_canceled_ == total; });
+    lock.unlock();
+    for (auto& t : attempt_->tasks) t->Join();
+    lock.lock();
+    if (cancel_requested_) {
+      SetStatus(JobStatus::kCanceled);
       break;
     }
+    if (!delay) {
+      LogWarn("job={} will not be restarted ({})", id_.ToHex(), restart_->Describe());
+      SetStatus(JobStatus::kFailed);
+      break;
+    }
+    LogInfo("job={} restarting in {} ms ({})", id_.ToHex(), delay->count(), restart_->Describe());
+    cv_.wait_for(lock, *delay, [&] { return cancel_requested_; });
+    if (cancel_requested_) {
+      SetStatus(JobStatus::kCanceled);
+      break;
+    }
+    lock.unlock();
+    std::shared_ptr<const CompletedSnapshot> latest = coordinator_->LatestCompleted();
+    lock.lock();
+    ++attempt_number_;
+    failover_reason_.clear();
+    Deploy(latest.get());
+    SetStatus(JobStatus::kRunning);
+    lock.unlock();
+    coordinator_->Resume(attempt_number_);
+    lock.lock();
   }
+  JobStatus final_status = status_;
   lock.unlock();
   for (auto& t : attempt_->tasks) t->Join();
+  coordinator_->Shutdown(final_status);
+}
+
+void JobMaster::RecordException(const std::string& name, const std::string& message, const std::string& task) {
+  ExceptionEntry e;
+  e.exception_name = name;
+  e.stacktrace = name + ": " + message;
+  e.timestamp = NowMillis();
+  e.task_name = task;
+  e.location = "localhost";
+  exceptions_.insert(exceptions_.begin(), std::move(e));
 }
 
 Status JobMaster::Cancel() {
@@ -190,14 +337,8 @@ void JobMaster::OnTaskFinished(Task& task) {
 void JobMaster::OnTaskFailed(Task& task, const std::string& exception_name, const std::string& message) {
   std::lock_guard lock(mu_);
   ++tasks_failed_;
-  ExceptionEntry e;
-  e.exception_name = exception_name;
-  e.stacktrace = exception_name + ": " + message;
-  e.timestamp = NowMillis();
-  e.task_name = task.name();
-  e.location = "localhost";
-  LogWarn("job={} task={} failed: {}", id_.ToHex(), task.name(), e.stacktrace);
-  exceptions_.insert(exceptions_.begin(), std::move(e));
+  LogWarn("job={} task={} failed: {}: {}", id_.ToHex(), task.name(), exception_name, message);
+  RecordException(exception_name, message, task.name());
   cv_.notify_all();
 }
 
@@ -205,6 +346,32 @@ void JobMaster::OnTaskCanceled(Task& task) {
   std::lock_guard lock(mu_);
   ++tasks_canceled_;
   cv_.notify_all();
+}
+
+void JobMaster::OnCheckpointAcknowledged(Task& task, int64_t checkpoint_id,
+                                         std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots) {
+  coordinator_->Acknowledge(task.attempt(), task.subtask(), checkpoint_id, std::move(snapshots));
+}
+
+void JobMaster::OnCheckpointDeclined(Task& task, int64_t checkpoint_id, const std::string& reason) {
+  coordinator_->Decline(task.attempt(), checkpoint_id, reason);
+}
+
+void JobMaster::OnEndOfData(Task& task) {
+  bool all_ended = false;
+  {
+    std::lock_guard lock(mu_);
+    if (task.attempt() != attempt_number_) return;
+    ++sources_ended_;
+    int sources = 0;
+    for (const auto& v : plan_.vertices) sources += v.is_source() ? v.parallelism : 0;
+    all_ended = sources_ended_ == sources;
+  }
+  if (all_ended && checkpoint_settings_.enabled) {
+    // The final checkpoint: it lets every task finish with its output committed.
+    coordinator_->StopPeriodic();
+    coordinator_->RequestCheckpoint();
+  }
 }
 
 JobInfo JobMaster::Info() {

@@ -1,9 +1,9 @@
 #pragma once
 // JobMaster: runs one job. Owns the stream graph and its execution plan, deploys an
 // attempt (one Task per subtask, wired through InputGates), follows the tasks'
-// states, handles failures (cancel every task, then restart or fail per the
-// restart strategy) and cancellation, and keeps the job's history (timestamps,
-// exceptions) for the REST API.
+// states, runs the checkpoint coordinator, handles failures (cancel every task,
+// then restart from the latest completed checkpoint or fail, per the restart
+// strategy) and cancellation, and keeps the job's history for the REST API.
 //
 // Thread-safe. A control thread per job drives the lifecycle; tasks report to it.
 
@@ -17,7 +17,9 @@
 
 #include "lib/api/graph.h"
 #include "lib/config/config.h"
+#include "runtime/checkpoint/checkpoint_coordinator.h"
 #include "runtime/cluster/job_status.h"
+#include "runtime/cluster/restart_strategy.h"
 #include "runtime/core/execution_plan.h"
 #include "runtime/core/task.h"
 
@@ -28,12 +30,22 @@ struct JobSettings {
   int channel_capacity = 4;
 };
 
+// How a job starts from a snapshot (weir run -s / JarRunRequest.savepointPath).
+struct RestoreSettings {
+  std::string path;                       // empty: start fresh
+  bool allow_non_restored_state = false;  // -n
+  std::string claim_mode = "NO_CLAIM";    // CLAIM | NO_CLAIM | LEGACY
+};
+
 class JobMaster : public TaskListener {
  public:
-  // Builds the plan; InvalidArgument for a graph that cannot run (names the operator).
+  // Builds the plan, reads the checkpoint and restart settings, and loads the snapshot
+  // to restore. InvalidArgument for a graph or settings that cannot run (naming the
+  // operator or key); NotFound/Corruption for a snapshot that cannot be used (naming
+  // the file); FailedPrecondition for state that matches no operator without -n.
   // `library` keeps the job's shared object loaded while the job exists.
   static Result<std::unique_ptr<JobMaster>> Create(JobId id, StreamGraph graph, int parallelism,
-                                                   const Configuration& config,
+                                                   const Configuration& config, const RestoreSettings& restore,
                                                    std::shared_ptr<void> library);
   ~JobMaster() override;
 
@@ -48,15 +60,24 @@ class JobMaster : public TaskListener {
   JobInfo Info();
   JobExceptions Exceptions();
   std::optional<JobResult> GetResult();
+  bool checkpointing_enabled() const { return checkpoint_settings_.enabled; }
+  CheckpointingStats CheckpointStats() { return coordinator_->Stats(); }
+  CheckpointConfigInfo CheckpointConfig() const { return checkpoint_settings_.ToInfo(); }
+  Result<CheckpointStatsEntry> CheckpointDetails(int64_t id) { return coordinator_->Details(id); }
 
   // TaskListener (called from task threads).
   void OnTaskFinished(Task& task) override;
   void OnTaskFailed(Task& task, const std::string& exception_name, const std::string& message) override;
   void OnTaskCanceled(Task& task) override;
+  void OnCheckpointAcknowledged(Task& task, int64_t checkpoint_id,
+                                std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots) override;
+  void OnCheckpointDeclined(Task& task, int64_t checkpoint_id, const std::string& reason) override;
+  void OnEndOfData(Task& task) override;
 
  private:
   JobMaster(JobId id, StreamGraph graph, ExecutionPlan plan, JobSettings settings,
-            std::shared_ptr<void> library);
+            CheckpointSettings checkpoint_settings, std::unique_ptr<RestartStrategy> restart,
+            std::shared_ptr<const CompletedSnapshot> initial_snapshot, std::shared_ptr<void> library);
 
   struct Attempt {
     std::vector<std::unique_ptr<InputGate>> gates;  // per task
@@ -65,15 +86,22 @@ class JobMaster : public TaskListener {
   };
 
   void Loop();
-  void Deploy();
-  void CancelAttempt();
-  void SetStatus(JobStatus s);  // requires mu_
+  void Deploy(const CompletedSnapshot* restore_from);  // requires mu_
+  void CancelAttempt();                                // requires mu_
+  void SetStatus(JobStatus s);                         // requires mu_
+  void RecordException(const std::string& name, const std::string& message, const std::string& task);
+  int TriggerCheckpoint(const CheckpointBarrier& barrier);
+  void ForEachTask(const std::function<void(Task&)>& fn);
 
   const JobId id_;
   StreamGraph graph_;
   ExecutionPlan plan_;
   JobSettings settings_;
+  CheckpointSettings checkpoint_settings_;
+  std::unique_ptr<RestartStrategy> restart_;
+  std::shared_ptr<const CompletedSnapshot> initial_snapshot_;
   std::shared_ptr<void> library_;
+  std::unique_ptr<CheckpointCoordinator> coordinator_;
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -83,7 +111,9 @@ class JobMaster : public TaskListener {
   std::unique_ptr<Attempt> attempt_;
   int attempt_number_ = 0;
   int tasks_finished_ = 0, tasks_failed_ = 0, tasks_canceled_ = 0;
+  int sources_ended_ = 0;
   bool cancel_requested_ = false;
+  std::string failover_reason_;  // a checkpoint failure that must fail the attempt
   std::vector<ExceptionEntry> exceptions_;  // newest first
   std::thread thread_;
 };

@@ -110,4 +110,72 @@ struct JarRunRequest {
   std::map<std::string, std::string> flink_configuration;
 };
 
+// Statistics of one checkpoint or savepoint, for /jobs/:jobid/checkpoints.
+struct CheckpointStatsEntry {
+  struct TaskStats {  // per job vertex
+    VertexId vertex;
+    int num_subtasks = 0;
+    int num_acknowledged_subtasks = 0;
+    int64_t latest_ack_timestamp = -1;
+    int64_t state_size = 0;
+  };
+  int64_t id = 0;
+  std::string status;           // IN_PROGRESS | COMPLETED | FAILED
+  bool is_savepoint = false;
+  std::string checkpoint_type;  // CHECKPOINT | UNALIGNED_CHECKPOINT | SAVEPOINT | SYNC_SAVEPOINT
+  std::string savepoint_format; // CANONICAL | NATIVE for savepoints, else empty
+  int64_t trigger_timestamp = 0;
+  int64_t latest_ack_timestamp = -1;
+  int64_t state_size = 0;            // bytes of state written
+  int64_t checkpointed_size = 0;     // bytes written by this checkpoint (= state_size for full)
+  int64_t end_to_end_duration = 0;   // ms from trigger to completion (or to now / failure)
+  int64_t persisted_data = 0;        // in-flight bytes persisted (unaligned)
+  int num_subtasks = 0;
+  int num_acknowledged_subtasks = 0;
+  std::string external_path;         // completed: where _metadata is ("<jobmanager>" in memory)
+  bool discarded = false;            // completed: deleted since (subsumed / retention)
+  int64_t failure_timestamp = -1;    // failed
+  std::string failure_message;       // failed
+  std::vector<TaskStats> tasks;
+};
+
+struct RestoredCheckpointInfo {
+  int64_t id = 0;
+  int64_t restore_timestamp = 0;
+  bool is_savepoint = false;
+  std::string external_path;
+};
+
+struct CheckpointingStats {
+  int64_t restored = 0, total = 0, in_progress = 0, completed = 0, failed = 0;
+  // Over completed checkpoints: min / max / avg (p50.. are computed by the REST layer
+  // from `completed_history` when needed).
+  std::vector<CheckpointStatsEntry> history;  // newest first (at most 10, Flink's default)
+  std::optional<CheckpointStatsEntry> latest_completed;
+  std::optional<CheckpointStatsEntry> latest_savepoint;
+  std::optional<CheckpointStatsEntry> latest_failed;
+  std::optional<RestoredCheckpointInfo> latest_restored;
+  // Every completed checkpoint's (state_size, checkpointed_size, end_to_end_duration,
+  // persisted_data), for the summary statistics.
+  struct Sample { int64_t state_size, checkpointed_size, end_to_end_duration, persisted_data; };
+  std::vector<Sample> completed_samples;
+};
+
+// The checkpoint configuration of a job, for /jobs/:jobid/checkpoints/config.
+struct CheckpointConfigInfo {
+  std::string mode;  // "exactly_once" | "at_least_once"
+  int64_t interval_ms = 0;
+  int64_t timeout_ms = 0;
+  int64_t min_pause_ms = 0;
+  int max_concurrent = 1;
+  bool externalization_enabled = false;
+  bool delete_on_cancellation = true;
+  std::string state_backend;        // "HashMapStateBackend"
+  std::string checkpoint_storage;   // "FileSystemCheckpointStorage" | "JobManagerCheckpointStorage"
+  bool unaligned_checkpoints = false;
+  int tolerable_failed_checkpoints = 0;
+  int64_t aligned_checkpoint_timeout_ms = 0;
+  bool checkpoints_after_tasks_finish = true;
+};
+
 }  // namespace weir::runtime

@@ -79,12 +79,24 @@ Result<JobId> LocalDispatcher::Submit(std::shared_ptr<JobLibrary> library, const
   WEIR_ASSIGN_OR_RETURN(auto max_p, config.GetInt(options::kPipelineMaxParallelism));
   if (max_p && graph.max_parallelism == 0) graph.max_parallelism = static_cast<int>(*max_p);
 
+  RestoreSettings restore;
+  restore.path = request.savepoint_path;
+  restore.allow_non_restored_state = request.allow_non_restored_state;
+  if (restore.path.empty()) {
+    WEIR_ASSIGN_OR_RETURN(auto path, config.GetString(options::kStateRecoveryPath));
+    if (path) restore.path = *path;
+    WEIR_ASSIGN_OR_RETURN(auto ignore, config.GetBool(options::kStateRecoveryIgnoreUnclaimed));
+    if (ignore) restore.allow_non_restored_state = restore.allow_non_restored_state || *ignore;
+  }
+  if (restore.path.rfind("file://", 0) == 0) restore.path = restore.path.substr(7);
+  else if (restore.path.rfind("file:", 0) == 0) restore.path = restore.path.substr(5);
+
   JobId id = request.job_id ? *request.job_id : JobId::Generate();
   {
     std::lock_guard lock(mu_);
     if (jobs_.count(id)) return Status::AlreadyExists("job '" + id.ToHex() + "' already exists");
   }
-  WEIR_ASSIGN_OR_RETURN(auto master, JobMaster::Create(id, std::move(graph), parallelism, config, library));
+  WEIR_ASSIGN_OR_RETURN(auto master, JobMaster::Create(id, std::move(graph), parallelism, config, restore, library));
   std::shared_ptr<JobMaster> job(std::move(master));
   {
     std::lock_guard lock(mu_);
@@ -156,6 +168,33 @@ Result<std::optional<JobResult>> LocalDispatcher::GetJobResult(const JobId& id) 
   auto job = Find(id);
   if (!job) return JobNotFound(id);
   return job->GetResult();
+}
+
+Result<CheckpointingStats> LocalDispatcher::GetCheckpointStats(const JobId& id) {
+  auto job = Find(id);
+  if (!job) return JobNotFound(id);
+  if (!job->checkpointing_enabled()) {
+    return Status::NotFound("Checkpointing is not enabled for job '" + id.ToHex() + "'");
+  }
+  return job->CheckpointStats();
+}
+
+Result<CheckpointConfigInfo> LocalDispatcher::GetCheckpointConfig(const JobId& id) {
+  auto job = Find(id);
+  if (!job) return JobNotFound(id);
+  if (!job->checkpointing_enabled()) {
+    return Status::NotFound("Checkpointing is not enabled for job '" + id.ToHex() + "'");
+  }
+  return job->CheckpointConfig();
+}
+
+Result<CheckpointStatsEntry> LocalDispatcher::GetCheckpointDetails(const JobId& id, int64_t checkpoint_id) {
+  auto job = Find(id);
+  if (!job) return JobNotFound(id);
+  if (!job->checkpointing_enabled()) {
+    return Status::NotFound("Checkpointing is not enabled for job '" + id.ToHex() + "'");
+  }
+  return job->CheckpointDetails(checkpoint_id);
 }
 
 Result<JarInfo> LocalDispatcher::UploadJar(const std::string& original_name, const std::string& bytes) {

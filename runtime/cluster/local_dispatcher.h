@@ -40,6 +40,9 @@ class LocalDispatcher final : public Dispatcher {
   Status CancelJob(const JobId& id) override;
   Result<JobExceptions> GetExceptions(const JobId& id) override;
   Result<std::optional<JobResult>> GetJobResult(const JobId& id) override;
+  Result<CheckpointingStats> GetCheckpointStats(const JobId& id) override;
+  Result<CheckpointConfigInfo> GetCheckpointConfig(const JobId& id) override;
+  Result<CheckpointStatsEntry> GetCheckpointDetails(const JobId& id, int64_t checkpoint_id) override;
   Result<JarInfo> UploadJar(const std::string& original_name, const std::string& bytes) override;
   std::vector<JarInfo> ListJars() override;
   Status DeleteJar(const std::string& jar_id) override;

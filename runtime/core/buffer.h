@@ -27,6 +27,8 @@ struct Buffer {
     kData,            // `data` holds whole serialized records
     kBarrier,         // checkpoint barrier `barrier`
     kCancelBarrier,   // checkpoint `barrier.id` was aborted upstream
+    kEndOfData,       // the producer's operators have finished: no more records follow
+                      // (barriers may, for the final checkpoint)
     kEndOfPartition,  // the producing subtask has finished; nothing follows
   };
   Kind kind = Kind::kData;

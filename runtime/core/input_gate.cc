@@ -126,6 +126,16 @@ InputGate::Next InputGate::Take(const std::function<void()>& on_idle, int64_t de
   }
 }
 
+InputGate::Next InputGate::WaitForMail() {
+  std::unique_lock lock(mu_);
+  consumer_cv_.wait(lock, [&] { return !mail_.empty() || cancelled_.load(); });
+  if (mail_.empty()) return Next{Next::Kind::kCancelled};
+  Next n{Next::Kind::kMail, std::move(mail_.front())};
+  mail_.pop_front();
+  mail_count_.fetch_sub(1, std::memory_order_release);
+  return n;
+}
+
 void InputGate::BlockChannel(int channel) {
   std::lock_guard lock(mu_);
   channels_[channel].blocked = true;

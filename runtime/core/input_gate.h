@@ -55,6 +55,8 @@ class InputGate {
   // cancellation, or `deadline_nanos` (monotonic; <0 = none). `on_idle` runs
   // (unlocked) once before each wait, e.g. to flush the task's outputs.
   Next Take(const std::function<void()>& on_idle, int64_t deadline_nanos = -1);
+  // Blocks until mail or cancellation (ignores the channels).
+  Next WaitForMail();
   // Non-blocking: mail only.
   bool TakeMail(Mail* mail);
 

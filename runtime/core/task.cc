@@ -75,10 +75,19 @@ struct Task::Impl {
 
   // Barrier handling.
   int64_t pending_checkpoint = -1;       // the checkpoint being aligned, -1 none
+  CheckpointBarrier pending_barrier;     // its barrier (kind, timestamp)
+  std::set<int> ended_channels;          // channels whose EndOfPartition was consumed
   std::set<int> barrier_channels;        // channels that delivered its barrier
   int64_t latest_started = 0;            // newest checkpoint this task started or aborted
-  std::map<int64_t, std::set<int>> at_least_once_counts;
-  bool input_ended = false;
+  struct Seen {
+    CheckpointBarrier barrier;
+    std::set<int> channels;
+  };
+  std::map<int64_t, Seen> at_least_once_counts;  // at-least-once: barriers seen per id
+  bool input_ended = false;          // operators finished (end of data)
+  std::set<int> data_ended_channels;  // channels that delivered EndOfData
+  int64_t first_checkpoint_after_end = -1;  // first checkpoint taken after end of data
+  bool final_checkpoint_done = false;
 };
 
 Task::Task(TaskSpec spec, InputGate* gate, TaskListener* listener)
@@ -106,9 +115,11 @@ void Task::Join() {
   if (thread_.joinable()) thread_.join();
 }
 
+bool Task::is_source() const { return spec_.plan->vertices[spec_.vertex].is_source(); }
+
 void Task::TriggerCheckpoint(const CheckpointBarrier& barrier) {
   gate_->PutMail([this, barrier] {
-    if (state_.load() != ExecutionState::kRunning || impl_->input_ended) {
+    if (state_.load() != ExecutionState::kRunning) {
       listener_->OnCheckpointDeclined(*this, barrier.id, "task " + name_ + " is not running");
       return;
     }
@@ -119,6 +130,10 @@ void Task::TriggerCheckpoint(const CheckpointBarrier& barrier) {
 void Task::NotifyCheckpointComplete(int64_t checkpoint_id) {
   gate_->PutMail([this, checkpoint_id] {
     for (auto& op : impl_->operators) op->NotifyCheckpointComplete(checkpoint_id);
+    auto& impl = *impl_;
+    if (impl.first_checkpoint_after_end >= 0 && checkpoint_id >= impl.first_checkpoint_after_end) {
+      impl.final_checkpoint_done = true;
+    }
   });
 }
 
@@ -258,6 +273,21 @@ void Task::RunSourceLoop() {
     }
   }
   EndOfInput();
+  listener_->OnEndOfData(*this);
+  AwaitFinalCheckpoint();
+  BroadcastEvent(Buffer::Event(Buffer::Kind::kEndOfPartition));
+}
+
+void Task::AwaitFinalCheckpoint() {
+  auto& impl = *impl_;
+  if (!spec_.checkpointing_enabled) return;
+  FlushOutputs();
+  while (!impl.final_checkpoint_done) {
+    auto next = gate_->WaitForMail();
+    if (next.kind == InputGate::Next::Kind::kCancelled) throw TaskCancelled{};
+    next.mail();
+    FlushOutputs();
+  }
 }
 
 void Task::RunInputLoop() {
@@ -271,7 +301,11 @@ void Task::RunInputLoop() {
         HandleBuffer(next.channel, next.buffer);
         break;
       case InputGate::Next::Kind::kEndOfInput:
-        EndOfInput();
+        // Every channel ended (EndOfPartition). Channels end only after their
+        // EndOfData, so the operators have finished already.
+        if (!impl_->input_ended) EndOfInput();
+        AwaitFinalCheckpoint();
+        BroadcastEvent(Buffer::Event(Buffer::Kind::kEndOfPartition));
         return;
       case InputGate::Next::Kind::kCancelled:
         throw TaskCancelled{};
@@ -281,11 +315,13 @@ void Task::RunInputLoop() {
   }
 }
 
+// End of data: the operators finish head to tail (emitting what they buffered) and
+// downstream learns that no records follow.
 void Task::EndOfInput() {
   auto& impl = *impl_;
   impl.input_ended = true;
   for (auto& op : impl.operators) op->Finish();
-  BroadcastEvent(Buffer::Event(Buffer::Kind::kEndOfPartition));
+  BroadcastEvent(Buffer::Event(Buffer::Kind::kEndOfData));
 }
 
 void Task::HandleBuffer(int channel, Buffer& buffer) {
@@ -304,14 +340,30 @@ void Task::HandleBuffer(int channel, Buffer& buffer) {
     case Buffer::Kind::kCancelBarrier:
       HandleCancelBarrier(channel, buffer.barrier);
       return;
+    case Buffer::Kind::kEndOfData: {
+      impl.data_ended_channels.insert(channel);
+      if (!impl.input_ended && static_cast<int>(impl.data_ended_channels.size()) == gate_->num_channels()) {
+        EndOfInput();
+      }
+      return;
+    }
     case Buffer::Kind::kEndOfPartition: {
       gate_->MarkEnded(channel);
-      // End of partition counts as that channel's barrier for a pending alignment.
-      if (impl.pending_checkpoint >= 0 &&
-          static_cast<int>(impl.barrier_channels.size()) >= gate_->OpenChannels()) {
-        CheckpointBarrier b;
-        b.id = impl.pending_checkpoint;
-        PerformCheckpoint(b);
+      impl.ended_channels.insert(channel);
+      // End of partition counts as that channel's barrier for pending checkpoints.
+      if (impl.pending_checkpoint >= 0 && AllDelivered(impl.barrier_channels)) {
+        PerformCheckpoint(impl.pending_barrier);
+      }
+      for (auto it = impl.at_least_once_counts.begin(); it != impl.at_least_once_counts.end();) {
+        if (AllDelivered(it->second.channels)) {
+          CheckpointBarrier b = it->second.barrier;
+          impl.at_least_once_counts.erase(impl.at_least_once_counts.begin(), std::next(it));
+          impl.latest_started = std::max(impl.latest_started, b.id);
+          PerformCheckpoint(b);
+          it = impl.at_least_once_counts.begin();
+        } else {
+          ++it;
+        }
       }
       return;
     }
@@ -331,8 +383,9 @@ void Task::HandleBarrier(int channel, const CheckpointBarrier& barrier) {
   }
   if (!spec_.exactly_once) {
     auto& seen = impl.at_least_once_counts[barrier.id];
-    seen.insert(channel);
-    if (static_cast<int>(seen.size()) >= gate_->OpenChannels()) {
+    seen.barrier = barrier;
+    seen.channels.insert(channel);
+    if (AllDelivered(seen.channels)) {
       impl.at_least_once_counts.erase(impl.at_least_once_counts.begin(),
                                       impl.at_least_once_counts.upper_bound(barrier.id));
       impl.latest_started = std::max(impl.latest_started, barrier.id);
@@ -352,13 +405,12 @@ void Task::HandleBarrier(int channel, const CheckpointBarrier& barrier) {
   }
   if (impl.pending_checkpoint < 0) {
     impl.pending_checkpoint = barrier.id;
+    impl.pending_barrier = barrier;
     impl.latest_started = barrier.id;
   }
   impl.barrier_channels.insert(channel);
   gate_->BlockChannel(channel);
-  if (static_cast<int>(impl.barrier_channels.size()) >= gate_->OpenChannels()) {
-    PerformCheckpoint(barrier);
-  }
+  if (AllDelivered(impl.barrier_channels)) PerformCheckpoint(barrier);
 }
 
 void Task::HandleCancelBarrier(int channel, const CheckpointBarrier& barrier) {
@@ -377,6 +429,14 @@ void Task::HandleCancelBarrier(int channel, const CheckpointBarrier& barrier) {
   impl.latest_started = std::max(impl.latest_started, barrier.id);
   BroadcastEvent(Buffer::Event(Buffer::Kind::kCancelBarrier, barrier));
   for (auto& op : impl.operators) op->NotifyCheckpointAborted(barrier.id);
+}
+
+// Whether every channel delivered the barrier (is in `channels`) or has ended.
+bool Task::AllDelivered(const std::set<int>& channels) const {
+  for (int c = 0; c < gate_->num_channels(); ++c) {
+    if (!channels.count(c) && !impl_->ended_channels.count(c)) return false;
+  }
+  return true;
 }
 
 // The synchronous part of a checkpoint on the task thread: pre-barrier hooks,
@@ -399,6 +459,7 @@ void Task::PerformCheckpoint(const CheckpointBarrier& barrier) {
     return;
   }
   if (impl.source) impl.latest_started = std::max(impl.latest_started, barrier.id);
+  if (impl.input_ended && impl.first_checkpoint_after_end < 0) impl.first_checkpoint_after_end = barrier.id;
   impl.pending_checkpoint = -1;
   impl.barrier_channels.clear();
   gate_->UnblockAll();

@@ -9,7 +9,9 @@
 // owner is told through TaskListener exactly once, from the task's thread.
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,6 +48,9 @@ class TaskListener {
   virtual void OnCheckpointAcknowledged(Task& task, int64_t checkpoint_id,
                                         std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots) {}
   virtual void OnCheckpointDeclined(Task& task, int64_t checkpoint_id, const std::string& reason) {}
+  // A source task's input ended and its operators finished (with checkpointing it
+  // now waits for a checkpoint to complete before it ends: FLIP-147).
+  virtual void OnEndOfData(Task& task) {}
 };
 
 struct TaskSpec {
@@ -78,6 +83,8 @@ class Task {
 
   const std::string& name() const { return name_; }
   int vertex() const { return spec_.vertex; }
+  int attempt() const { return spec_.attempt; }
+  bool is_source() const;
   int subtask() const { return spec_.subtask; }
   ExecutionState state() const { return state_.load(); }
   InputGate* gate() { return gate_; }
@@ -102,11 +109,15 @@ class Task {
   void RunSourceLoop();
   void RunInputLoop();
   void EndOfInput();
+  // With checkpointing: runs mail until a checkpoint taken after the end of input
+  // has completed (so two-phase-commit sinks have committed everything).
+  void AwaitFinalCheckpoint();
   void FlushOutputs();
   void HandleBuffer(int channel, Buffer& buffer);
   void HandleBarrier(int channel, const CheckpointBarrier& barrier);
   void HandleCancelBarrier(int channel, const CheckpointBarrier& barrier);
   void PerformCheckpoint(const CheckpointBarrier& barrier);
+  bool AllDelivered(const std::set<int>& channels) const;
   void BroadcastEvent(const Buffer& event);
 
   TaskSpec spec_;

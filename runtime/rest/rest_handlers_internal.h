@@ -1,7 +1,7 @@
 #pragma once
 // The handlers of the REST API, one file per resource: cluster_handlers.cc (/overview,
-// /config), job_handlers.cc (/jobs...), jar_handlers.cc (/jars...). Internal to
-// runtime/rest.
+// /config), job_handlers.cc (/jobs...), checkpoint_handlers.cc (/jobs/:jobid/checkpoints...),
+// jar_handlers.cc (/jars...). Internal to runtime/rest.
 
 #include <atomic>
 #include <string>
@@ -25,6 +25,7 @@ struct RestContext {
 
 void RegisterClusterHandlers(Router& router, const RestContext& ctx);
 void RegisterJobHandlers(Router& router, const RestContext& ctx);
+void RegisterCheckpointHandlers(Router& router, const RestContext& ctx);
 void RegisterJarHandlers(Router& router, const RestContext& ctx);
 
 // In a handler: `WEIR_REST_ASSIGN_OR_RESPOND(auto x, MakeX());` returns the error

@@ -66,6 +66,33 @@ nlohmann::json JarListJson(const std::string& address, const std::vector<JarInfo
 // POST /jars/upload: {"filename": <stored path>, "status": "success"}.
 nlohmann::json JarUploadJson(const JarInfo& jar);
 
+// --- Checkpoint statistics (checkpoint_json.cc), reference §5.6-5.8 ---
+
+// The quantile `q` (0..1) of `values` as Flink computes it: Apache Commons Math's
+// Percentile with the LEGACY estimation (position q * (n + 1), linear interpolation
+// between neighbours, clamped to min / max). 0 for no values.
+double StatsQuantile(std::vector<int64_t> values, double q);
+// StatsSummaryDto {"min", "max", "avg", "p50", "p90", "p95", "p99", "p999"} over `values`:
+// min / max / avg (integer division, as Flink's StatsSummarySnapshot) are integers, the
+// quantiles doubles; all zero when there are no values.
+nlohmann::json StatsSummaryJson(const std::vector<int64_t>& values);
+
+// One CheckpointStatistics object, with "className" "completed" / "failed" /
+// "in_progress" from the entry's status; completed entries add external_path and
+// discarded, failed ones failure_timestamp and failure_message; savepointFormat only
+// for savepoints. `tasks` is the per-vertex TaskCheckpointStatistics map when
+// `include_tasks` (the details route), else {} as in Flink's overview.
+// Internal when the entry's status or checkpoint_type is not one of Flink's names.
+Result<nlohmann::json> CheckpointStatisticsJson(const CheckpointStatsEntry& entry,
+                                                bool include_tasks);
+// GET /jobs/:jobid/checkpoints: CheckpointingStatistics {"counts", "summary", "latest",
+// "history"}; absent latest entries are null.
+Result<nlohmann::json> CheckpointingStatisticsJson(const CheckpointingStats& stats);
+// GET /jobs/:jobid/checkpoints/config: CheckpointConfigInfo. "mode" is written in lower
+// case as Flink's ProcessingModeSerializer does (the OpenAPI enum is upper case).
+// Internal when the mode is neither exactly_once nor at_least_once.
+Result<nlohmann::json> CheckpointConfigJson(const CheckpointConfigInfo& config);
+
 // Splits Flink's deprecated single-string "programArgs" on whitespace; single or
 // double quotes group (and are removed). InvalidArgument on an unbalanced quote.
 Result<std::vector<std::string>> TokenizeProgramArgs(std::string_view text);

@@ -88,6 +88,10 @@ struct RestServer::Impl {
       errors.push_back("Not found: " + req.path);
     } else if (res.status == 414) {
       errors.push_back("request URI is too long");
+    } else if (res.status == 400 && (req.method == "TRACE" || req.method == "CONNECT")) {
+      // httplib parses these methods but has no handlers for them.
+      res.status = 405;
+      errors.push_back("method '" + req.method + "' is not allowed on '" + req.path + "'");
     } else if (res.status == 400) {
       errors.push_back("bad request: the HTTP request could not be parsed");
     } else {
@@ -105,6 +109,7 @@ RestServer::RestServer(Dispatcher& dispatcher, RestServerOptions options)
   impl->ctx.options = std::move(options);
   RegisterClusterHandlers(impl->router, impl->ctx);
   RegisterJobHandlers(impl->router, impl->ctx);
+  RegisterCheckpointHandlers(impl->router, impl->ctx);
   RegisterJarHandlers(impl->router, impl->ctx);
 
   httplib::Server& svr = impl->server;
@@ -119,6 +124,19 @@ RestServer::RestServer(Dispatcher& dispatcher, RestServerOptions options)
   svr.Patch(any, serve);
   svr.Delete(any, serve);
   svr.Options(any, serve);
+  // A body-less request (PATCH/POST/PUT/DELETE with neither Content-Length nor chunked
+  // encoding, as `curl -X PATCH .../jobs/<id>?mode=cancel` sends) has an empty body
+  // by HTTP's rules; httplib would instead wait for the connection to close. Serve
+  // those before httplib reads.
+  svr.set_pre_routing_handler([impl](const httplib::Request& req, httplib::Response& res) {
+    bool may_have_body = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" ||
+                         req.method == "DELETE";
+    if (!may_have_body || req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    impl->Serve(req, res);
+    return httplib::Server::HandlerResponse::Handled;
+  });
   svr.set_error_handler(httplib::Server::HandlerWithResponse(
       [impl](const httplib::Request& req, httplib::Response& res) {
         return impl->OnError(req, res);

@@ -5,7 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 
 namespace fs = std::filesystem;
@@ -42,35 +44,44 @@ std::string FileSinkWriter::PartName(int64_t counter) const {
 void FileSinkWriter::InitializeState(RuntimeContext& ctx) {
   subtask_ = ctx.IndexOfThisSubtask();
   auto& store = ctx.GetOperatorStateStore();
-  pending_state_ = &store.GetListState<std::pair<int64_t, std::string>>("file-sink-pending");
+  // Union state: after a rescale every subtask sees every pending file, commits the
+  // ones it owns and leaves the rest alone.
+  pending_state_ = &store.GetUnionListState<std::pair<int64_t, std::string>>("file-sink-pending");
   counter_state_ = &store.GetUnionListState<std::pair<int64_t, int64_t>>("file-sink-counters");
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) throw std::runtime_error("file sink: cannot create directory '" + dir_ + "': " + ec.message());
-  if (!ctx.IsRestored()) return;
-  // Counters: continue after the highest part number any subtask had used, so a
-  // restored (or rescaled) sink never reuses a committed part's name.
-  for (const auto& [idx, counter] : counter_state_->Get()) {
-    if (idx == subtask_ && counter > counter_) counter_ = counter;
-  }
-  // Pending files of the restored checkpoint: that checkpoint completed (it is what
-  // we restore from), so commit them now. A file already committed is skipped.
-  for (const auto& [cp, pending] : pending_state_->Get()) {
-    fs::path p = fs::path(dir_) / pending;
-    std::string final_name = pending.substr(1, pending.size() - 1 - std::string(".pending").size());
-    fs::path f = fs::path(dir_) / final_name;
-    if (fs::exists(p)) {
-      fs::rename(p, f, ec);
-      if (ec) throw std::runtime_error("file sink: cannot commit '" + p.string() + "': " + ec.message());
+  std::set<std::string> restored_pending;
+  if (ctx.IsRestored()) {
+    // Counters: continue after the highest part number this subtask had used, so a
+    // restored sink never reuses a committed part's name.
+    for (const auto& [idx, counter] : counter_state_->Get()) {
+      if (idx == subtask_ && counter > counter_) counter_ = counter;
     }
+    // Pending files of the restored checkpoint: that checkpoint completed (it is what
+    // we restore from), so commit them now. A file already committed is skipped.
+    const int parallelism = ctx.NumberOfParallelSubtasks();
+    for (const auto& [cp, pending] : pending_state_->Get()) {
+      restored_pending.insert(pending);
+      // ".part-<old subtask>-<n>.pending": the owner is old subtask mod parallelism.
+      int old_subtask = std::atoi(pending.c_str() + std::string(".part-").size());
+      if (old_subtask % parallelism != subtask_) continue;
+      fs::path p = fs::path(dir_) / pending;
+      std::string final_name = pending.substr(1, pending.size() - 1 - std::string(".pending").size());
+      if (fs::exists(p)) {
+        fs::rename(p, fs::path(dir_) / final_name, ec);
+        if (ec) throw std::runtime_error("file sink: cannot commit '" + p.string() + "': " + ec.message());
+      }
+    }
+    pending_state_->Clear();
   }
-  pending_state_->Clear();
-  // In-progress leftovers of this subtask from the failed run hold records after the
-  // checkpoint; they are replayed, so the files are removed.
+  // Hidden leftovers of this subtask from a failed run hold records after the
+  // restored checkpoint (or, on a fresh start, records of no checkpoint); they are
+  // replayed, so the files go.
   std::string prefix = ".part-" + std::to_string(subtask_) + "-";
   for (const auto& entry : fs::directory_iterator(dir_, ec)) {
     std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 &&
+    if (name.rfind(prefix, 0) == 0 && !restored_pending.count(name) &&
         (name.ends_with(".inprogress") || name.ends_with(".pending"))) {
       fs::remove(entry.path(), ec);
     }

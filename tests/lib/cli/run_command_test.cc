@@ -125,7 +125,7 @@ TEST_CASE("run: bad arguments are usage errors", "[cli][run]") {
       {{"-p", "2.5", "job.so"}, "weir-run: the parallelism must be a positive number: 2.5\n"},
       {{"-cm", "steal", "job.so"},
        "weir-run: invalid claim mode 'steal': use claim, no_claim or legacy\n"},
-      {{"-t", "yarn-session", "job.so"}, "weir-run: --target: yarn-session not in {local,remote}\n"},
+      {{"-t", "yarn-session", "job.so"}, "weir-run: invalid value 'yarn-session' for '--target': expected one of local, remote\n"},
       {{}, "weir-run: missing job file; give the path of the job's shared object\n"},
       {{"-p", "2"}, "weir-run: missing job file; give the path of the job's shared object\n"},
       {{"--bogus", "job.so"}, "weir-run: unknown option '--bogus'\n"},

@@ -71,7 +71,7 @@ TEST_CASE("run tool: parse errors go to stderr with a hint, exit 2", "[cli][run_
   };
   const Case cases[] = {
       {{"--bogus"}, "weir-test: the following argument was not expected: --bogus\n"},
-      {{"--output", "xml"}, "weir-test: --output: xml not in {json,text}\n"},
+      {{"--output", "xml"}, "weir-test: invalid value 'xml' for '--output': expected one of json, text\n"},
       {{"-m"}, "weir-test: "},
       {{"stray"}, "weir-test: the following argument was not expected: stray\n"},
   };

@@ -367,7 +367,7 @@ TEST_CASE("config: typed getters reject bad values, naming key and value", "[con
       {&opt::kRestPort, "80.5", "invalid value '80.5' for 'rest.port': expected an integer"},
       {&opt::kRestPort, "", "invalid value '' for 'rest.port': expected an integer"},
       {&opt::kRestPort, "70000",
-       "invalid value '70000' for 'rest.port': must be between 0 and 65535"},
+       "invalid value '70000' for 'rest.port': must be between 1 and 65535"},
       {&opt::kRestPort, "99999999999999999999",
        "invalid value '99999999999999999999' for 'rest.port': the integer is too large"},
       {&opt::kParallelismDefault, "0",

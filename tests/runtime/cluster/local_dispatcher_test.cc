@@ -6,58 +6,14 @@
 #include <fstream>
 
 #include "runtime/cluster/local_dispatcher.h"
+#include "tests/runtime/cluster/test_support.h"
 
 namespace fs = std::filesystem;
 using weir::runtime::JarRunRequest;
 using weir::runtime::JobStatus;
 using weir::runtime::LocalDispatcher;
 
-namespace {
-const std::string kNumberSum = WEIR_BINARY_DIR "/examples/number_sum.so";
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("weir-test-" + weir::Id16::Generate().ToHex().substr(0, 10));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-// The lines number_sum must produce for 1..n, sorted as strings.
-std::vector<std::string> ExpectedNumberSum(int64_t n) {
-  std::vector<std::string> lines;
-  int64_t odd = 0, even = 0;
-  for (int64_t i = 1; i <= n; ++i) {
-    int64_t& sum = i % 2 ? odd : even;
-    sum += i;
-    lines.push_back(std::to_string(i) + (i % 2 ? ",odd," : ",even,") + std::to_string(sum));
-  }
-  std::sort(lines.begin(), lines.end());
-  return lines;
-}
-
-// Lines of the committed (visible) files in `dir`, sorted; counts hidden files.
-std::vector<std::string> CommittedLines(const fs::path& dir, int* hidden) {
-  std::vector<std::string> lines;
-  *hidden = 0;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::string name = e.path().filename().string();
-    if (name[0] == '.') {
-      ++*hidden;
-      continue;
-    }
-    std::ifstream in(e.path());
-    std::string line;
-    while (std::getline(in, line)) lines.push_back(line);
-  }
-  std::sort(lines.begin(), lines.end());
-  return lines;
-}
-}  // namespace
+using namespace weir::testing;
 
 TEST_CASE("number_sum gives exactly the expected lines at p=1, 2 and 4", "[integration]") {
   for (int p : {1, 2, 4}) {

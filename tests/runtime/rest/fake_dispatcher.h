@@ -27,6 +27,11 @@ class FakeDispatcher : public Dispatcher {
     std::lock_guard<std::mutex> l(mu_);
     results_[id] = std::move(r);
   }
+  // Jobs without checkpoint stats answer as jobs without checkpointing.
+  void SetCheckpoints(const JobId& id, CheckpointingStats stats, CheckpointConfigInfo config) {
+    std::lock_guard<std::mutex> l(mu_);
+    checkpoints_[id] = {std::move(stats), std::move(config)};
+  }
   void AddJar(JarInfo jar) {
     std::lock_guard<std::mutex> l(mu_);
     jars_.push_back(std::move(jar));
@@ -98,6 +103,26 @@ class FakeDispatcher : public Dispatcher {
     if (it == results_.end()) return std::optional<JobResult>();
     return std::optional<JobResult>(it->second);
   }
+  Result<CheckpointingStats> GetCheckpointStats(const JobId& id) override {
+    std::lock_guard<std::mutex> l(mu_);
+    WEIR_RETURN_IF_ERROR(CheckpointingEnabled(id));
+    return checkpoints_.at(id).first;
+  }
+  Result<CheckpointConfigInfo> GetCheckpointConfig(const JobId& id) override {
+    std::lock_guard<std::mutex> l(mu_);
+    WEIR_RETURN_IF_ERROR(CheckpointingEnabled(id));
+    return checkpoints_.at(id).second;
+  }
+  Result<CheckpointStatsEntry> GetCheckpointDetails(const JobId& id,
+                                                    int64_t checkpoint_id) override {
+    std::lock_guard<std::mutex> l(mu_);
+    WEIR_RETURN_IF_ERROR(CheckpointingEnabled(id));
+    for (const auto& e : checkpoints_.at(id).first.history) {
+      if (e.id == checkpoint_id) return e;
+    }
+    return Status::NotFound("checkpoint " + std::to_string(checkpoint_id) + " of job '" +
+                            id.ToHex() + "' not found");
+  }
   Result<JarInfo> UploadJar(const std::string& original_name, const std::string& bytes) override {
     std::lock_guard<std::mutex> l(mu_);
     if (bytes.rfind("\x7f" "ELF", 0) != 0) {
@@ -147,6 +172,13 @@ class FakeDispatcher : public Dispatcher {
     }
     return false;
   }
+  Status CheckpointingEnabled(const JobId& id) const {
+    if (!Known(id)) return NotFound(id);
+    if (!checkpoints_.count(id)) {
+      return Status::NotFound("Checkpointing is not enabled for job '" + id.ToHex() + "'");
+    }
+    return Status::OK();
+  }
   static Status NotFound(const JobId& id) {
     return Status::NotFound("job '" + id.ToHex() + "' not found")
         .WithHint("run 'weir list' to see the jobs there are");
@@ -157,6 +189,7 @@ class FakeDispatcher : public Dispatcher {
   std::vector<JobInfo> jobs_;
   std::map<JobId, JobExceptions> exceptions_;
   std::map<JobId, JobResult> results_;
+  std::map<JobId, std::pair<CheckpointingStats, CheckpointConfigInfo>> checkpoints_;
   std::vector<JarInfo> jars_;
   JobId next_job_id_ = Id16::Generate();
   std::vector<JobId> cancelled_;

@@ -73,53 +73,123 @@ std::string OpenApiSpec::ResponseSchemaName(const std::string& path, const std::
 }
 
 std::vector<std::string> OpenApiSpec::Check(const nlohmann::json& value, const YAML::Node& schema,
-                                            const std::set<std::string>& nullable_paths) const {
+                                            const std::set<std::string>& nullable_paths,
+                                            const std::set<std::string>& unchecked_paths) const {
   std::vector<std::string> problems;
   if (!schema || schema.IsNull()) {
     problems.push_back("$: no schema to check against");
     return problems;
   }
-  CheckNode(value, schema, "$", nullable_paths, &problems);
+  CheckNode(value, schema, "$", Sets{nullable_paths, unchecked_paths}, &problems);
   return problems;
 }
 
+namespace {
+
+// "$.history[3].id" -> "$.history[*].id".
+std::string Generalize(const std::string& where) {
+  static const std::regex index(R"(\[[0-9]+\])");
+  return std::regex_replace(where, index, "[*]");
+}
+
+}  // namespace
+
+void OpenApiSpec::Collect(const YAML::Node& raw, ObjectShape* shape, int depth) const {
+  YAML::Node schema = Resolve(raw);
+  if (depth > 16 || !schema || !schema.IsMap()) return;
+  if (schema["allOf"]) {
+    for (const auto& part : schema["allOf"]) Collect(part, shape, depth + 1);
+  }
+  if (schema["properties"]) {
+    shape->free_form = false;
+    for (const auto& p : schema["properties"]) {
+      shape->properties[p.first.as<std::string>()].reset(p.second);
+    }
+  }
+  if (schema["additionalProperties"] && schema["additionalProperties"].IsMap()) {
+    shape->free_form = false;
+    shape->additional.reset(schema["additionalProperties"]);
+    shape->has_additional = true;
+  }
+  if (schema["required"]) {
+    for (const auto& r : schema["required"]) shape->required.push_back(r.as<std::string>());
+  }
+}
+
 void OpenApiSpec::CheckNode(const nlohmann::json& value, const YAML::Node& raw_schema,
-                            const std::string& where, const std::set<std::string>& nullable,
+                            const std::string& where, const Sets& sets,
                             std::vector<std::string>* problems) const {
   YAML::Node schema = Resolve(raw_schema);
   if (!schema || !schema.IsMap()) {
     problems->push_back(where + ": the schema cannot be resolved");
     return;
   }
+  const std::string general = Generalize(where);
+  if (sets.unchecked.count(general)) return;
   if (value.is_null()) {
-    if (!nullable.count(where)) problems->push_back(where + ": null where the spec wants a value");
+    if (!sets.nullable.count(general)) {
+      problems->push_back(where + ": null where the spec wants a value");
+    }
     return;
   }
   std::string type = schema["type"] ? schema["type"].as<std::string>() : "";
-  if (type.empty() && (schema["properties"] || schema["additionalProperties"])) type = "object";
+  if (type.empty() && (schema["properties"] || schema["additionalProperties"] ||
+                       schema["allOf"])) {
+    type = "object";
+  }
 
   if (type == "object") {
     if (!value.is_object()) {
       problems->push_back(where + ": expected object, got " + value.type_name());
       return;
     }
-    YAML::Node props = schema["properties"];
-    YAML::Node additional = schema["additionalProperties"];
-    if (schema["required"]) {
-      for (const auto& r : schema["required"]) {
-        if (!value.contains(r.as<std::string>())) {
-          problems->push_back(where + ": required property '" + r.as<std::string>() +
-                              "' is missing");
+    // A discriminator switches to the schema its property names.
+    if (schema["discriminator"]) {
+      std::string prop = schema["discriminator"]["propertyName"].as<std::string>();
+      if (!value.contains(prop) || !value[prop].is_string()) {
+        problems->push_back(where + ": discriminator property '" + prop + "' is missing");
+        return;
+      }
+      std::string tag = value[prop].get<std::string>();
+      YAML::Node mapping = schema["discriminator"]["mapping"];
+      if (!mapping || !mapping[tag]) {
+        problems->push_back(where + ": '" + tag + "' is not a value of discriminator '" + prop +
+                            "'");
+        return;
+      }
+      YAML::Node ref;
+      ref["$ref"] = mapping[tag].as<std::string>();
+      YAML::Node target = Resolve(ref);
+      ObjectShape shape;
+      Collect(target, &shape, 0);
+      // The mapped schema's allOf includes the base; check against the merged shape.
+      for (const auto& r : shape.required) {
+        if (!value.contains(r)) problems->push_back(where + ": required property '" + r + "' is missing");
+      }
+      for (const auto& [key, child] : value.items()) {
+        auto it = shape.properties.find(key);
+        if (it == shape.properties.end()) {
+          problems->push_back(where + "." + key + ": property not declared by the '" + tag +
+                              "' schema");
+        } else {
+          CheckNode(child, it->second, where + "." + key, sets, problems);
         }
       }
+      return;
     }
-    if (!props && !additional) return;  // RawJson and other free-form objects
+    ObjectShape shape;
+    Collect(schema, &shape, 0);
+    for (const auto& r : shape.required) {
+      if (!value.contains(r)) problems->push_back(where + ": required property '" + r + "' is missing");
+    }
+    if (shape.free_form) return;  // RawJson and other free-form objects
     for (const auto& [key, child] : value.items()) {
       std::string child_where = where + "." + key;
-      if (props && props[key]) {
-        CheckNode(child, props[key], child_where, nullable, problems);
-      } else if (additional && additional.IsMap()) {
-        CheckNode(child, additional, child_where, nullable, problems);
+      auto it = shape.properties.find(key);
+      if (it != shape.properties.end()) {
+        CheckNode(child, it->second, child_where, sets, problems);
+      } else if (shape.has_additional) {
+        CheckNode(child, shape.additional, child_where, sets, problems);
       } else {
         problems->push_back(child_where + ": property not declared by the schema");
       }
@@ -132,8 +202,7 @@ void OpenApiSpec::CheckNode(const nlohmann::json& value, const YAML::Node& raw_s
       return;
     }
     for (size_t i = 0; i < value.size(); ++i) {
-      CheckNode(value[i], schema["items"], where + "[" + std::to_string(i) + "]", nullable,
-                problems);
+      CheckNode(value[i], schema["items"], where + "[" + std::to_string(i) + "]", sets, problems);
     }
     return;
   }

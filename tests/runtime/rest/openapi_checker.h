@@ -7,8 +7,12 @@
 // (JobID: [0-9a-f]{32}) must hold; "required" properties must be present. A schema
 // with neither properties nor additionalProperties (RawJson) accepts any object.
 // null is accepted only at the paths the caller lists (Flink writes some nullable
-// fields as null, e.g. JobExceptionsInfo's "root-exception").
+// fields as null, e.g. JobExceptionsInfo's "root-exception"); "allOf" schemas merge
+// their parts, and a "discriminator" (CheckpointStatistics' "className") picks the
+// mapped schema. Paths look like "$.history[0].id"; in the caller's sets "[*]" stands
+// for any index.
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -34,16 +38,33 @@ class OpenApiSpec {
                                  const std::string& status) const;
 
   // Problems found, one line each ("$.jobs[0].tasks: expected object, got string").
+  // `unchecked_paths`: values known to differ from the spec (reference §9) whose
+  // property must still be declared but whose value is checked by the caller.
   std::vector<std::string> Check(const nlohmann::json& value, const YAML::Node& schema,
-                                 const std::set<std::string>& nullable_paths = {}) const;
+                                 const std::set<std::string>& nullable_paths = {},
+                                 const std::set<std::string>& unchecked_paths = {}) const;
 
   bool HasPath(const std::string& path) const;
 
  private:
   explicit OpenApiSpec(YAML::Node root) : root_(std::move(root)) {}
+  struct Sets {
+    const std::set<std::string>& nullable;
+    const std::set<std::string>& unchecked;
+  };
+  // The properties, additionalProperties and required names of an object schema,
+  // merged over "allOf".
+  struct ObjectShape {
+    std::map<std::string, YAML::Node> properties;
+    YAML::Node additional;
+    bool has_additional = false;
+    std::vector<std::string> required;
+    bool free_form = true;  // no properties and no additionalProperties anywhere
+  };
   YAML::Node Resolve(const YAML::Node& schema) const;
+  void Collect(const YAML::Node& schema, ObjectShape* shape, int depth) const;
   void CheckNode(const nlohmann::json& value, const YAML::Node& schema, const std::string& where,
-                 const std::set<std::string>& nullable, std::vector<std::string>* problems) const;
+                 const Sets& sets, std::vector<std::string>* problems) const;
 
   YAML::Node root_;
 };

@@ -332,6 +332,13 @@ TEST_CASE("unknown paths answer 404, wrong methods 405", "[rest]") {
   RequireErrorShape(put, 405);
   CHECK(put->get_header_value("Allow") == "GET, PATCH");
   RequireErrorShape(f.client->Get("/jars/upload"), 405);
+  // Methods httplib parses but has no handlers for.
+  httplib::Request trace;
+  trace.method = "TRACE";
+  trace.path = "/v1/jobs";
+  auto traced = f.client->send(trace);
+  RequireErrorShape(traced, 405);
+  CHECK(FirstError(traced) == "method 'TRACE' is not allowed on '/v1/jobs'");
   RequireErrorShape(f.client->Get("/jars/some.so/run"), 405);
 }
 

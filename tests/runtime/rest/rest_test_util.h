@@ -82,6 +82,81 @@ inline ExceptionEntry SampleException(int i, bool task = true) {
   return e;
 }
 
+inline CheckpointStatsEntry SampleCheckpoint(int64_t id, const std::string& status) {
+  CheckpointStatsEntry e;
+  e.id = id;
+  e.status = status;
+  e.checkpoint_type = "CHECKPOINT";
+  e.trigger_timestamp = 1700000010000 + id * 1000;
+  e.num_subtasks = 5;
+  if (status == "COMPLETED") {
+    e.latest_ack_timestamp = e.trigger_timestamp + 40 + id;
+    e.state_size = 1000 * id;
+    e.checkpointed_size = 1000 * id;
+    e.end_to_end_duration = 40 + id;
+    e.num_acknowledged_subtasks = 5;
+    e.external_path = "file:///tmp/chk/chk-" + std::to_string(id);
+  } else if (status == "FAILED") {
+    e.num_acknowledged_subtasks = 2;
+    e.latest_ack_timestamp = e.trigger_timestamp + 5;
+    e.end_to_end_duration = 600000;
+    e.failure_timestamp = e.trigger_timestamp + 600000;
+    e.failure_message = "Checkpoint expired before completing.";
+  } else {
+    e.num_acknowledged_subtasks = 1;
+    e.end_to_end_duration = 12;
+  }
+  CheckpointStatsEntry::TaskStats sum;
+  sum.vertex = Id16::FromHash("Sum");
+  sum.num_subtasks = 2;
+  sum.num_acknowledged_subtasks = status == "COMPLETED" ? 2 : 1;
+  sum.latest_ack_timestamp = e.trigger_timestamp + 30;
+  sum.state_size = e.state_size;
+  e.tasks.push_back(sum);
+  return e;
+}
+
+// Checkpoints 1..3 completed, 4 failed, 5 a savepoint, 6 in progress; restored from 1.
+inline CheckpointingStats SampleCheckpointStats() {
+  CheckpointingStats s;
+  for (int64_t id = 1; id <= 3; ++id) {
+    CheckpointStatsEntry e = SampleCheckpoint(id, "COMPLETED");
+    s.completed_samples.push_back(
+        {e.state_size, e.checkpointed_size, e.end_to_end_duration, e.persisted_data});
+    s.history.insert(s.history.begin(), e);
+  }
+  s.history.insert(s.history.begin(), SampleCheckpoint(4, "FAILED"));
+  CheckpointStatsEntry savepoint = SampleCheckpoint(5, "COMPLETED");
+  savepoint.is_savepoint = true;
+  savepoint.checkpoint_type = "SAVEPOINT";
+  savepoint.savepoint_format = "CANONICAL";
+  s.history.insert(s.history.begin(), savepoint);
+  s.history.insert(s.history.begin(), SampleCheckpoint(6, "IN_PROGRESS"));
+  s.restored = 1;
+  s.total = 6;
+  s.in_progress = 1;
+  s.completed = 4;
+  s.failed = 1;
+  s.latest_completed = s.history[3];  // checkpoint 3
+  s.latest_savepoint = savepoint;
+  s.latest_failed = s.history[2];  // checkpoint 4
+  s.latest_restored = RestoredCheckpointInfo{1, 1700000009000, false, "file:///tmp/chk/chk-1"};
+  return s;
+}
+
+inline CheckpointConfigInfo SampleCheckpointConfig() {
+  CheckpointConfigInfo c;
+  c.mode = "exactly_once";
+  c.interval_ms = 10000;
+  c.timeout_ms = 600000;
+  c.max_concurrent = 1;
+  c.externalization_enabled = true;
+  c.delete_on_cancellation = false;
+  c.state_backend = "HashMapStateBackend";
+  c.checkpoint_storage = "FileSystemCheckpointStorage";
+  return c;
+}
+
 struct ServerFixture {
   explicit ServerFixture(RestServerOptions options = {}) {
     options.port = 0;
@@ -97,6 +172,8 @@ struct ServerFixture {
     result.net_runtime_ms = 5000;
     result.failure = "std::runtime_error: boom 0";
     dispatcher.SetResult(ParsedId(kFailedJobId), result);
+    dispatcher.SetCheckpoints(ParsedId(kRunningJobId), SampleCheckpointStats(),
+                              SampleCheckpointConfig());
     ClusterOverview overview;
     overview.taskmanagers = 1;
     overview.slots_total = 4;

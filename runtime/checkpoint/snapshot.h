@@ -1,0 +1,56 @@
+#pragma once
+// CompletedSnapshot: a completed checkpoint or savepoint as the runtime holds it,
+// its writing to and loading from a snapshot directory, and the assignment of its
+// state to the subtasks of a (possibly rescaled) job.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lib/api/state_snapshot.h"
+#include "runtime/checkpoint/metadata.h"
+
+namespace weir::runtime {
+
+struct CompletedSnapshot {
+  struct Operator {
+    std::string uid;
+    std::string name;
+    int parallelism = 1;
+    int max_parallelism = 128;
+    std::vector<OperatorSubtaskSnapshot> subtasks;  // index = subtask
+  };
+  JobId job_id;
+  int64_t id = 0;
+  int64_t timestamp = 0;
+  SnapshotKind kind = SnapshotKind::kCheckpoint;
+  std::string external_path;  // the snapshot directory; empty when kept in memory only
+  int64_t state_size = 0;     // bytes written
+  std::map<std::string, Operator> operators;  // by uid
+};
+
+// Writes the state files and then `_metadata` (durably, last) into `dir`, which is
+// created. Sets snapshot.external_path and state_size. IOError naming the path.
+Status WriteSnapshot(const std::string& dir, CompletedSnapshot& snapshot);
+
+// Loads a snapshot for restore. `path` is a snapshot directory or its `_metadata`
+// file. Verifies the metadata and every state file (checksums). Errors name the
+// file: NotFound (missing path, or a directory without `_metadata`), Corruption.
+Result<CompletedSnapshot> LoadSnapshot(const std::string& path);
+
+// Resolves what `weir run -s` accepts to a snapshot directory: a snapshot directory,
+// its `_metadata`, or a job's checkpoint directory (<dir>/<job-id>, holding chk-<n>
+// directories: the newest one with a `_metadata` is taken; `chosen` tells which).
+Result<std::string> ResolveSnapshotPath(const std::string& path, std::string* chosen_note);
+
+// The state subtask `subtask` of an operator with `parallelism` subtasks and
+// `max_parallelism` key groups gets from `op`: keyed state by key group, split list
+// state evenly (each subtask keeps its own list when the parallelism is unchanged),
+// union list state whole, broadcast state from subtask 0.
+RestoredState AssignState(const CompletedSnapshot::Operator& op, int parallelism, int max_parallelism, int subtask);
+
+// Deletes a snapshot directory (metadata first, so a half-deleted snapshot is never
+// taken for a complete one).
+Status DiscardSnapshotDirectory(const std::string& dir);
+
+}  // namespace weir::runtime

@@ -1,0 +1,58 @@
+// /jobs/:jobid/checkpoints, /jobs/:jobid/checkpoints/config and
+// /jobs/:jobid/checkpoints/details/:checkpointid (reference §5.6-5.8).
+
+#include <charconv>
+
+#include "runtime/rest/rest_handlers_internal.h"
+#include "runtime/rest/rest_json_internal.h"
+
+namespace weir::runtime {
+
+namespace {
+
+// The ":checkpointid" path parameter, a (Java long) integer as in Flink's
+// CheckpointIdPathParameter; InvalidArgument (→ 400) naming the text.
+Result<int64_t> CheckpointIdFromPath(const RestRequest& request) {
+  auto it = request.path_params.find("checkpointid");
+  const std::string text = it == request.path_params.end() ? "" : it->second;
+  int64_t id = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+    return Status::InvalidArgument("invalid checkpoint id '" + text + "' in path '" +
+                                   request.path + "': expected an integer")
+        .WithHint("use an id from the 'history' of GET /jobs/<jobid>/checkpoints");
+  }
+  return id;
+}
+
+// A JSON view that failed (an entry the dispatcher filled wrongly) becomes a 500.
+RestResponse JsonOrError(const Result<nlohmann::json>& body) {
+  if (!body.ok()) return ErrorResponse(body.status());
+  return JsonResponse(200, *body);
+}
+
+}  // namespace
+
+void RegisterCheckpointHandlers(Router& router, const RestContext& ctx) {
+  router.Add("GET", "/jobs/:jobid/checkpoints", [&ctx](const RestRequest& request) {
+    WEIR_REST_ASSIGN_OR_RESPOND(JobId id, JobIdFromPath(request));
+    WEIR_REST_ASSIGN_OR_RESPOND(CheckpointingStats stats, ctx.dispatcher->GetCheckpointStats(id));
+    return JsonOrError(CheckpointingStatisticsJson(stats));
+  });
+  router.Add("GET", "/jobs/:jobid/checkpoints/config", [&ctx](const RestRequest& request) {
+    WEIR_REST_ASSIGN_OR_RESPOND(JobId id, JobIdFromPath(request));
+    WEIR_REST_ASSIGN_OR_RESPOND(CheckpointConfigInfo config,
+                                ctx.dispatcher->GetCheckpointConfig(id));
+    return JsonOrError(CheckpointConfigJson(config));
+  });
+  router.Add("GET", "/jobs/:jobid/checkpoints/details/:checkpointid",
+             [&ctx](const RestRequest& request) {
+               WEIR_REST_ASSIGN_OR_RESPOND(JobId id, JobIdFromPath(request));
+               WEIR_REST_ASSIGN_OR_RESPOND(int64_t checkpoint_id, CheckpointIdFromPath(request));
+               WEIR_REST_ASSIGN_OR_RESPOND(CheckpointStatsEntry entry,
+                                           ctx.dispatcher->GetCheckpointDetails(id, checkpoint_id));
+               return JsonOrError(CheckpointStatisticsJson(entry, /*include_tasks=*/true));
+             });
+}
+
+}  // namespace weir::runtime

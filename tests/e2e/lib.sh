@@ -1,0 +1,292 @@
+# Shared helpers of the end-to-end tests (bash). Each test script starts with
+#
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+#
+# and takes one optional argument, the build directory (default: $WEIR_BUILD_DIR, else
+# <repo>/build), which must hold bin/weir* and examples/*.so.
+#
+# What sourcing gives the script:
+#   BUILD_DIR, REPO_DIR, WEIR (bin/weir), NUMBER_SUM, WORD_COUNT (the example jobs);
+#   tmp: a fresh directory, removed on exit; every process registered with track_pid
+#     (and every pid file registered with track_pid_file) is killed on exit, also on
+#     failure, SIGINT and SIGTERM;
+#   check DESC / pass: start a check (prints "check: DESC") and end it (counts it);
+#   run CMD...: runs CMD with a time limit (E2E_CMD_TIMEOUT seconds, default 60),
+#     stdout in $OUT (file $OUT_FILE), stderr in $ERR (file $ERR_FILE), status in $RC;
+#   expect_* assertions on the last run, fail MSG: print "FAIL: <check>: MSG" with the
+#     last command, its exit code, stdout and stderr on stderr, then exit 1 (with
+#     E2E_KEEP_GOING=1: count the failure and go on, to see every failure in one run);
+#   free_port, start_runtime PORT [args...], wait_until SECONDS CMD..., job_state;
+#   finish: prints "N passed, M failed" and exits 0 only when nothing failed.
+
+set -euo pipefail
+
+REPO_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+E2E_NAME="$(basename "$0" .sh)"
+
+_build_arg="${1:-${WEIR_BUILD_DIR:-$REPO_DIR/build}}"
+if ! BUILD_DIR="$(cd "$_build_arg" 2>/dev/null && pwd)"; then
+  echo "FAIL: $E2E_NAME: build directory '$_build_arg' does not exist" >&2
+  echo "hint: pass the build directory as the first argument, e.g. bash $0 $REPO_DIR/build" >&2
+  exit 1
+fi
+WEIR="$BUILD_DIR/bin/weir"
+WEIR_RUNTIME="$BUILD_DIR/bin/weir-runtime"
+NUMBER_SUM="$BUILD_DIR/examples/number_sum.so"
+WORD_COUNT="$BUILD_DIR/examples/word_count.so"
+for _f in "$WEIR" "$BUILD_DIR/bin/weir-run" "$BUILD_DIR/bin/weir-list" "$BUILD_DIR/bin/weir-cancel" \
+  "$WEIR_RUNTIME" "$NUMBER_SUM" "$WORD_COUNT"; do
+  if [[ ! -e "$_f" ]]; then
+    echo "FAIL: $E2E_NAME: '$_f' was not built" >&2
+    echo "hint: ninja -C $BUILD_DIR weir weir-run weir-list weir-cancel weir-runtime number_sum word_count" >&2
+    exit 1
+  fi
+done
+for _tool in python3 curl timeout; do
+  if ! command -v "$_tool" >/dev/null 2>&1; then
+    echo "FAIL: $E2E_NAME: '$_tool' is not installed (scripts/setup.sh installs it)" >&2
+    exit 1
+  fi
+done
+
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/weir-e2e-$E2E_NAME.XXXXXX")"
+OUT_FILE="$tmp/.stdout"
+ERR_FILE="$tmp/.stderr"
+OUT=""
+ERR=""
+RC=0
+LAST_CMD=""
+PASSED=0
+FAILED=0
+CURRENT=""
+_check_failed=0
+_pids_file="$tmp/.pids"
+: >"$_pids_file"
+
+# Stops every tracked process: SIGTERM, up to 5 s, then SIGKILL. $1 is the file of tracked
+# pids, one a line, or "file:<pid file>" for a pid read from that file at that moment.
+# A string, so that the watchdog below can run it too.
+_REAP='
+pids=()
+while IFS= read -r line; do
+  case "$line" in
+    file:*) f="${line#file:}"; [[ -s "$f" ]] && pids+=("$(<"$f")") ;;
+    ?*) pids+=("$line") ;;
+  esac
+done <"$1"
+for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+for p in "${pids[@]}"; do
+  for ((i = 0; i < 50; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$p" 2>/dev/null; then
+    echo "note: pid $p did not exit within 5 s of SIGTERM; sending SIGKILL" >&2
+    kill -KILL "$p" 2>/dev/null
+  fi
+done
+exit 0'
+
+_e2e_cleanup() {
+  local rc=$?
+  set +e
+  bash -c "$_REAP" reap "$_pids_file"
+  rm -rf "$tmp"
+  exit "$rc"
+}
+trap _e2e_cleanup EXIT
+# A command of the script itself that fails outside of an assertion must not end it silently.
+set -E
+trap '_rc=$?; [[ $- != *e* ]] || echo "FAIL: ${CURRENT:-$E2E_NAME}: the test script stopped at ${BASH_SOURCE[0]##*/}:$LINENO: \"$BASH_COMMAND\" returned $_rc" >&2' ERR
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The watchdog: when this script is killed without running its EXIT trap (SIGKILL, e.g. by a
+# ctest timeout), it stops the tracked processes and removes $tmp. It ends by itself once
+# $tmp is gone (the normal exit). In its own session, so that a process-group kill spares it.
+setsid bash -c 'while kill -0 "$1" 2>/dev/null && [[ -d "$2" ]]; do sleep 1; done
+[[ -d "$2" ]] || exit 0
+bash -c "$3" reap "$2/.pids"
+rm -rf "$2"' watchdog "$$" "$tmp" "$_REAP" </dev/null >/dev/null 2>&1 &
+
+# track_pid PID: stop PID when the script exits.
+track_pid() { echo "$1" >>"$_pids_file"; }
+# track_pid_file FILE: stop the process whose pid FILE holds (at exit time) when the script exits.
+track_pid_file() { echo "file:$1" >>"$_pids_file"; }
+
+# check DESC: starts a check.
+check() {
+  CURRENT="$*"
+  _check_failed=0
+  echo "check: $CURRENT"
+}
+
+# pass: ends the current check; counts it as passed unless one of its assertions failed.
+pass() {
+  if ((_check_failed == 0)); then
+    PASSED=$((PASSED + 1))
+    echo "  ok"
+  fi
+}
+
+# _show FILE: the first 60 lines of FILE, indented.
+_show() {
+  if [[ ! -s "$1" ]]; then
+    echo "    (empty)"
+    return
+  fi
+  head -n 60 "$1" | awk '{ print "    | " $0 }'
+  local n
+  n=$(wc -l <"$1")
+  ((n > 60)) && echo "    ... ($n lines)"
+  return 0
+}
+
+# fail MSG: reports the failure of the current check with the last command's output.
+fail() {
+  {
+    echo "FAIL: ${CURRENT:-$E2E_NAME}: $*"
+    if [[ -n "$LAST_CMD" ]]; then
+      echo "  last command: $LAST_CMD"
+      echo "  exit code: $RC"
+      echo "  stdout:"
+      _show "$OUT_FILE"
+      echo "  stderr:"
+      _show "$ERR_FILE"
+    fi
+  } >&2
+  if [[ "${E2E_KEEP_GOING:-0}" == 1 ]]; then
+    ((_check_failed == 0)) && FAILED=$((FAILED + 1))
+    _check_failed=1
+    return 0
+  fi
+  echo "$PASSED passed, 1 failed" >&2
+  exit 1
+}
+
+# run CMD...: runs CMD (time limit E2E_CMD_TIMEOUT s, default 60) and records its output.
+run() {
+  LAST_CMD="$(printf '%q ' "$@")"
+  set +e
+  timeout -k 5 "${E2E_CMD_TIMEOUT:-60}" "$@" >"$OUT_FILE" 2>"$ERR_FILE" </dev/null
+  RC=$?
+  set -e
+  OUT="$(cat "$OUT_FILE")"
+  ERR="$(cat "$ERR_FILE")"
+  if ((RC == 124)); then
+    echo "  note: '$LAST_CMD' did not end within ${E2E_CMD_TIMEOUT:-60} s and was killed" >&2
+  fi
+  return 0
+}
+
+expect_rc() {
+  if [[ "$RC" != "$1" ]]; then
+    fail "expected exit code $1, got $RC${2:+ ($2)}"
+  fi
+  return 0
+}
+# expect_out_has TEXT / expect_err_has TEXT: fixed text somewhere in stdout / stderr.
+expect_out_has() { grep -qF -- "$1" "$OUT_FILE" || fail "stdout does not contain '$1'"; }
+expect_err_has() { grep -qF -- "$1" "$ERR_FILE" || fail "stderr does not contain '$1'"; }
+# expect_out_line REGEX / expect_err_line REGEX: a whole line matching the extended regex.
+expect_out_line() { grep -qE -- "^($1)\$" "$OUT_FILE" || fail "no stdout line matches /^$1\$/"; }
+expect_err_line() { grep -qE -- "^($1)\$" "$ERR_FILE" || fail "no stderr line matches /^$1\$/"; }
+expect_out_lacks() { ! grep -qF -- "$1" "$OUT_FILE" || fail "stdout contains '$1'"; }
+expect_out_empty() { [[ ! -s "$OUT_FILE" ]] || fail "stdout is not empty"; }
+expect_err_empty() { [[ ! -s "$ERR_FILE" ]] || fail "stderr is not empty"; }
+# expect_err_ci TEXT: TEXT in stderr, ignoring case.
+expect_err_ci() { grep -qiF -- "$1" "$ERR_FILE" || fail "stderr does not mention '$1'"; }
+
+# expect_out_json: stdout is exactly one JSON document.
+expect_out_json() {
+  python3 -c 'import json, sys; json.load(sys.stdin)' <"$OUT_FILE" 2>"$tmp/.json_err" ||
+    fail "stdout is not one JSON document: $(tail -n 1 "$tmp/.json_err")"
+}
+
+# json_get EXPR: evaluates the python expression EXPR on the JSON document on stdout
+# (bound to d), prints the result; empty when that fails.
+json_get() {
+  python3 -c "import json, sys
+d = json.load(sys.stdin)
+print($1)" <"$OUT_FILE" 2>/dev/null || true
+}
+
+# expect_same_file EXPECTED ACTUAL WHAT: the two files are equal (shows a diff if not).
+expect_same_file() {
+  if ! diff -q "$1" "$2" >/dev/null 2>&1; then
+    {
+      echo "  diff expected actual ($3):"
+      diff "$1" "$2" | head -n 30 | sed 's/^/    /' || true
+    } >&2
+    fail "$3 differs from what was expected"
+  fi
+  return 0
+}
+
+# free_port: a TCP port on loopback that nobody listens on right now.
+free_port() {
+  python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+
+# wait_until SECONDS CMD...: runs CMD every 0.1 s until it succeeds (returns 0) or the
+# time runs out (returns 1).
+wait_until() {
+  local deadline=$((SECONDS + $1))
+  shift
+  while ((SECONDS < deadline)); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  "$@" >/dev/null 2>&1
+}
+
+# start_runtime PORT [ARGS...]: starts weir-runtime on PORT in the background (log in
+# $tmp/runtime-PORT.log), waits until GET /overview answers. Sets RUNTIME_PID and
+# RUNTIME_LOG. Fails the current check when it exits or does not answer within 30 s.
+start_runtime() {
+  local port="$1"
+  shift
+  RUNTIME_LOG="$tmp/runtime-$port.log"
+  "$WEIR_RUNTIME" --rest-port "$port" "$@" >"$RUNTIME_LOG" 2>&1 </dev/null &
+  RUNTIME_PID=$!
+  track_pid "$RUNTIME_PID"
+  local deadline=$((SECONDS + 30))
+  while ((SECONDS < deadline)); do
+    if ! kill -0 "$RUNTIME_PID" 2>/dev/null; then
+      LAST_CMD=""
+      fail "weir-runtime --rest-port $port exited before it answered; its log: $(tail -n 5 "$RUNTIME_LOG")"
+      return 1
+    fi
+    if curl -sf -o /dev/null --max-time 2 "http://localhost:$port/overview"; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  LAST_CMD=""
+  fail "weir-runtime --rest-port $port did not answer GET /overview within 30 s; its log: $(tail -n 5 "$RUNTIME_LOG")"
+  return 1
+}
+
+# job_state PORT JOBID: the job's state as `weir list -a --output json` reports it
+# (empty when the job is not listed or the list failed).
+job_state() {
+  "$WEIR" list -a --output json -m "localhost:$1" 2>/dev/null | python3 -c "import json, sys
+for j in json.load(sys.stdin).get('jobs', []):
+    if j.get('jid') == '$2':
+        print(j.get('state', ''))" 2>/dev/null || true
+}
+
+# job_state_is PORT JOBID STATE: succeeds when job_state prints STATE.
+job_state_is() { [[ "$(job_state "$1" "$2")" == "$3" ]]; }
+
+# expected_number_sum N FILE: what number_sum --count N must produce, computed here.
+expected_number_sum() {
+  awk -v n="$1" 'BEGIN { for (i = 1; i <= n; i++) { p = (i % 2) ? "odd" : "even"; s[p] += i; printf "%.0f,%s,%.0f\n", i, p, s[p] } }' >"$2"
+}
+
+# finish: prints the summary; exits 1 when a check failed.
+finish() {
+  echo "$PASSED passed, $FAILED failed"
+  ((FAILED == 0)) || exit 1
+  exit 0
+}

@@ -1,0 +1,766 @@
+// Barrier alignment at the Task level: one non-source Task (a keyed Reduce) whose
+// input channels the test feeds directly and whose output goes to a probe gate the
+// test reads. The probe shows the order of records and barriers the task emitted;
+// the acknowledged snapshot shows which records its state had seen.
+//
+// Fences without sleeps: a task hands its buffered output to the probe only when it
+// forwards an event, when it runs out of input it may read (InputGate::Take's idle
+// callback), or when a 32 KiB buffer fills (these few records never fill one). So once
+// the probe shows a record, the task has consumed every buffer it was allowed to read
+// at that time, including a barrier queued behind that record on the same channel.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lib/api/functions.h"
+#include "lib/api/serialization.h"
+#include "lib/api/stream.h"
+#include "lib/common/time_util.h"
+#include "runtime/core/execution_plan.h"
+#include "runtime/core/input_gate.h"
+#include "runtime/core/task.h"
+
+namespace {
+
+using weir::OperatorSubtaskSnapshot;
+using weir::runtime::Buffer;
+using weir::runtime::CheckpointBarrier;
+using weir::runtime::CheckpointKind;
+using weir::runtime::ExecutionPlan;
+using weir::runtime::InputGate;
+using weir::runtime::Task;
+using weir::runtime::TaskListener;
+using weir::runtime::TaskOutputSpec;
+using weir::runtime::TaskSpec;
+
+constexpr auto kTimeout = std::chrono::seconds(10);
+
+// A source that is never run: the tests play its subtasks by hand.
+class NoSource final : public weir::Source<int64_t> {
+ public:
+  weir::SourceStatus EmitNext(weir::Collector<int64_t>&, int, int64_t*) override {
+    return weir::SourceStatus::kEndOfInput;
+  }
+};
+
+class NullSink final : public weir::Sink<int64_t> {
+ public:
+  void Invoke(const int64_t&) override {}
+};
+
+// What the task under test reports.
+class RecordingListener final : public TaskListener {
+ public:
+  struct Ack {
+    int64_t id = 0;
+    std::map<std::string, OperatorSubtaskSnapshot> snapshots;  // by operator uid
+  };
+
+  void OnTaskFinished(Task&) override { Set([&] { finished_ = true; }); }
+  void OnTaskFailed(Task&, const std::string& name, const std::string& message) override {
+    Set([&] { failure_ = name + ": " + message; });
+  }
+  void OnTaskCanceled(Task&) override { Set([&] { canceled_ = true; }); }
+  void OnCheckpointAcknowledged(
+      Task&, int64_t id,
+      std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snaps) override {
+    Ack ack;
+    ack.id = id;
+    for (auto& [uid, snap] : snaps) ack.snapshots[uid] = std::move(snap);
+    Set([&] { acks_.push_back(std::move(ack)); });
+  }
+  void OnCheckpointDeclined(Task&, int64_t id, const std::string& reason) override {
+    Set([&] { declines_.emplace_back(id, reason); });
+  }
+
+  // Waits for the acknowledgement of checkpoint `id`; false on timeout.
+  bool WaitForAck(int64_t id, Ack* out = nullptr,
+                  std::chrono::milliseconds timeout = kTimeout) {
+    std::unique_lock lock(mu_);
+    bool ok = cv_.wait_for(lock, timeout, [&] { return FindAck(id) != nullptr; });
+    if (ok && out) *out = *FindAck(id);
+    return ok;
+  }
+  bool WaitForDecline(int64_t id, std::string* reason = nullptr) {
+    std::unique_lock lock(mu_);
+    auto find = [&]() -> const std::string* {
+      for (const auto& [d, r] : declines_) {
+        if (d == id) return &r;
+      }
+      return nullptr;
+    };
+    bool ok = cv_.wait_for(lock, kTimeout, [&] { return find() != nullptr; });
+    if (ok && reason) *reason = *find();
+    return ok;
+  }
+  bool WaitForFinished() {
+    std::unique_lock lock(mu_);
+    bool ended = cv_.wait_for(lock, kTimeout,
+                              [&] { return finished_ || canceled_ || !failure_.empty(); });
+    return ended && finished_;
+  }
+
+  std::vector<int64_t> AckedIds() {
+    std::lock_guard lock(mu_);
+    std::vector<int64_t> ids;
+    for (const auto& a : acks_) ids.push_back(a.id);
+    return ids;
+  }
+  std::vector<int64_t> DeclinedIds() {
+    std::lock_guard lock(mu_);
+    std::vector<int64_t> ids;
+    for (const auto& d : declines_) ids.push_back(d.first);
+    return ids;
+  }
+  std::string failure() {
+    std::lock_guard lock(mu_);
+    return failure_;
+  }
+
+ private:
+  template <class F>
+  void Set(F f) {
+    {
+      std::lock_guard lock(mu_);
+      f();
+    }
+    cv_.notify_all();
+  }
+  const Ack* FindAck(int64_t id) const {
+    for (const auto& a : acks_) {
+      if (a.id == id) return &a;
+    }
+    return nullptr;
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Ack> acks_;
+  std::vector<std::pair<int64_t, std::string>> declines_;
+  bool finished_ = false;
+  bool canceled_ = false;
+  std::string failure_;
+};
+
+// One thing the task emitted.
+struct Item {
+  enum class Kind { kRecord, kBarrier, kCancelBarrier, kEndOfData, kEndOfPartition };
+  Kind kind;
+  int64_t value = 0;  // the record, or the checkpoint id of a (cancel) barrier
+  CheckpointBarrier barrier;
+};
+
+// Reads the task's output from its downstream gate (one channel).
+class Probe {
+ public:
+  explicit Probe(InputGate* gate) : gate_(gate) {}
+
+  // Reads until `done(items)` holds; false when kTimeout passes first.
+  bool ReadUntil(const std::function<bool(const std::vector<Item>&)>& done) {
+    const int64_t deadline = weir::MonotonicNanos() +
+                             std::chrono::duration_cast<std::chrono::nanoseconds>(kTimeout).count();
+    while (!done(items_)) {
+      auto next = gate_->Take(nullptr, deadline);
+      if (next.kind != InputGate::Next::Kind::kBuffer) return false;
+      Buffer& b = next.buffer;
+      switch (b.kind) {
+        case Buffer::Kind::kData: {
+          weir::DataInput in(b.data);
+          while (!in.AtEnd()) {
+            int64_t v = 0;
+            weir::Serializer<int64_t>::Read(in, v);
+            items_.push_back({Item::Kind::kRecord, v, {}});
+          }
+          gate_->Recycle(next.channel, std::move(b.data));
+          break;
+        }
+        case Buffer::Kind::kBarrier:
+          items_.push_back({Item::Kind::kBarrier, b.barrier.id, b.barrier});
+          break;
+        case Buffer::Kind::kCancelBarrier:
+          items_.push_back({Item::Kind::kCancelBarrier, b.barrier.id, b.barrier});
+          break;
+        case Buffer::Kind::kEndOfData:
+          items_.push_back({Item::Kind::kEndOfData, 0, {}});
+          break;
+        case Buffer::Kind::kEndOfPartition:
+          items_.push_back({Item::Kind::kEndOfPartition, 0, {}});
+          break;
+      }
+    }
+    return true;
+  }
+  // Reads until every record of `wanted` was emitted.
+  bool ReadRecords(const std::multiset<int64_t>& wanted) {
+    return ReadUntil([&](const std::vector<Item>&) {
+      auto have = Records();
+      return std::includes(have.begin(), have.end(), wanted.begin(), wanted.end());
+    });
+  }
+  // Reads until an event of `kind` (with checkpoint `id` for barriers) was emitted.
+  bool ReadEvent(Item::Kind kind, int64_t id = 0) {
+    return ReadUntil([&](const std::vector<Item>&) { return Count(kind, id) > 0; });
+  }
+
+  const std::vector<Item>& items() const { return items_; }
+  std::multiset<int64_t> Records() const {
+    std::multiset<int64_t> out;
+    for (const auto& i : items_) {
+      if (i.kind == Item::Kind::kRecord) out.insert(i.value);
+    }
+    return out;
+  }
+  int Count(Item::Kind kind, int64_t id = 0) const {
+    int n = 0;
+    for (const auto& i : items_) n += i.kind == kind && i.value == id ? 1 : 0;
+    return n;
+  }
+  // The records emitted before / after barrier `id` (which must have been emitted).
+  std::multiset<int64_t> RecordsBeforeBarrier(int64_t id) const { return Split(id, true); }
+  std::multiset<int64_t> RecordsAfterBarrier(int64_t id) const { return Split(id, false); }
+  const CheckpointBarrier* Barrier(int64_t id) const {
+    for (const auto& i : items_) {
+      if (i.kind == Item::Kind::kBarrier && i.value == id) return &i.barrier;
+    }
+    return nullptr;
+  }
+
+ private:
+  std::multiset<int64_t> Split(int64_t id, bool before) const {
+    std::multiset<int64_t> out;
+    bool seen = false;
+    for (const auto& i : items_) {
+      if (i.kind == Item::Kind::kBarrier && i.value == id) seen = true;
+      if (i.kind == Item::Kind::kRecord && seen != before) out.insert(i.value);
+    }
+    REQUIRE(seen);
+    return out;
+  }
+
+  InputGate* gate_;
+  std::vector<Item> items_;
+};
+
+// The keys in the keyed state of the Reduce's snapshot. The Reduce sums per key and
+// every record is its own key, so each key's value must equal the key.
+std::multiset<int64_t> ReducedKeys(const RecordingListener::Ack& ack) {
+  auto it = ack.snapshots.find("sum");
+  REQUIRE(it != ack.snapshots.end());
+  const OperatorSubtaskSnapshot& snap = it->second;
+  REQUIRE(snap.has_keyed);
+  std::multiset<int64_t> keys;
+  for (const auto& table : snap.keyed.tables) {
+    if (table.name != "_reduce") continue;
+    for (const auto& blob : table.key_groups) {
+      weir::DataInput in(blob);
+      uint64_t n = in.ReadVarint();
+      for (uint64_t k = 0; k < n; ++k) {
+        int64_t key = 0, value = 0;
+        weir::Serializer<int64_t>::Read(in, key);
+        weir::Serializer<int64_t>::Read(in, value);
+        CHECK(value == key);
+        keys.insert(key);
+      }
+    }
+  }
+  return keys;
+}
+
+// The job Source(p = channels) -keyBy-> Keyed Reduce (p = 1) -rebalance-> Sink, with
+// the Keyed Reduce vertex running as the task under test.
+class Harness {
+ public:
+  Harness(int channels, bool exactly_once) : env_(1) {
+    auto numbers = env_.AddSource<int64_t>(NoSource(), "numbers");
+    numbers.Uid("numbers").SetParallelism(channels);
+    auto sums = numbers.KeyBy([](int64_t n) { return n; }).Reduce([](int64_t a, int64_t b) {
+      return a + b;
+    });
+    sums.Uid("sum");
+    sums.Rebalance().Uid("rebalance").AddSink(NullSink(), "discard").Uid("discard");
+    auto plan = weir::runtime::BuildExecutionPlan(env_.graph(), 1);
+    INFO(plan.status().ToString());
+    REQUIRE(plan.ok());
+    plan_ = std::move(plan).value();
+    int vertex = -1;
+    for (size_t v = 0; v < plan_.vertices.size(); ++v) {
+      if (plan_.vertices[v].chain[0] == sums.node_id()) vertex = static_cast<int>(v);
+    }
+    REQUIRE(vertex >= 0);
+    REQUIRE(plan_.vertices[vertex].outputs.size() == 1);
+
+    gate_ = std::make_unique<InputGate>(channels, 64);
+    probe_gate_ = std::make_unique<InputGate>(1, 1024);
+    probe_ = std::make_unique<Probe>(probe_gate_.get());
+    TaskSpec spec;
+    spec.graph = &env_.graph();
+    spec.plan = &plan_;
+    spec.vertex = vertex;
+    spec.subtask = 0;
+    spec.job_id = "00000000000000000000000000000001";
+    spec.checkpointing_enabled = true;
+    spec.exactly_once = exactly_once;
+    TaskOutputSpec out;
+    out.edge = plan_.vertices[vertex].outputs[0];
+    out.channels.push_back({probe_gate_.get(), 0});
+    spec.outputs.push_back(std::move(out));
+    task_ = std::make_unique<Task>(std::move(spec), gate_.get(), &listener_);
+  }
+  ~Harness() {
+    // Unblocks a task stuck writing to a full probe, then cancels and joins it.
+    probe_gate_->Cancel();
+    task_.reset();
+  }
+
+  void Start() { task_->Start(); }
+
+  void Data(int channel, const std::vector<int64_t>& records) {
+    std::vector<uint8_t> bytes;
+    weir::DataOutput out(&bytes);
+    for (int64_t r : records) weir::Serializer<int64_t>::Write(out, r);
+    REQUIRE(gate_->PushData(channel, std::move(bytes)));
+  }
+  void Barrier(int channel, int64_t id, CheckpointKind kind = CheckpointKind::kCheckpoint,
+               int64_t timestamp = 0) {
+    CheckpointBarrier b;
+    b.id = id;
+    b.kind = kind;
+    b.timestamp = timestamp;
+    gate_->PushEvent(channel, Buffer::Event(Buffer::Kind::kBarrier, b));
+  }
+  void CancelBarrier(int channel, int64_t id) {
+    CheckpointBarrier b;
+    b.id = id;
+    gate_->PushEvent(channel, Buffer::Event(Buffer::Kind::kCancelBarrier, b));
+  }
+  void EndOfData(int channel) {
+    gate_->PushEvent(channel, Buffer::Event(Buffer::Kind::kEndOfData));
+  }
+  void EndOfPartition(int channel) {
+    gate_->PushEvent(channel, Buffer::Event(Buffer::Kind::kEndOfPartition));
+  }
+
+  Task& task() { return *task_; }
+  RecordingListener& listener() { return listener_; }
+  Probe& probe() { return *probe_; }
+
+ private:
+  weir::StreamExecutionEnvironment env_;
+  ExecutionPlan plan_;
+  RecordingListener listener_;
+  std::unique_ptr<InputGate> gate_;
+  std::unique_ptr<InputGate> probe_gate_;
+  std::unique_ptr<Probe> probe_;
+  std::unique_ptr<Task> task_;  // last: destroyed first
+};
+
+using K = Item::Kind;
+using Set = std::multiset<int64_t>;
+
+}  // namespace
+
+// --- aligned (exactly-once) ---
+
+TEST_CASE("task barriers: aligned, records behind a barrier wait for the snapshot",
+          "[runtime][barrier]") {
+  Harness h(2, /*exactly_once=*/true);
+  h.Data(0, {1, 2});
+  h.Barrier(0, 1);
+  h.Data(0, {3, 4});
+  h.Data(1, {10});
+  h.Start();
+
+  // The task read everything it could: channel 0 is held at its barrier.
+  REQUIRE(h.probe().ReadRecords({1, 2, 10}));
+  CHECK(h.probe().Records() == Set{1, 2, 10});
+  CHECK(h.probe().Count(K::kBarrier, 1) == 0);
+  CHECK(h.listener().AckedIds().empty());
+
+  h.Barrier(1, 1);
+  h.Data(1, {11});
+  REQUIRE(h.probe().ReadRecords({3, 4, 11}));
+  CHECK(h.probe().RecordsBeforeBarrier(1) == Set{1, 2, 10});
+  CHECK(h.probe().RecordsAfterBarrier(1) == Set{3, 4, 11});
+  CHECK(h.probe().Count(K::kBarrier, 1) == 1);
+
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(1, &ack));
+  CHECK(ReducedKeys(ack) == Set{1, 2, 10});
+  CHECK(h.listener().AckedIds() == std::vector<int64_t>{1});
+  CHECK(h.listener().DeclinedIds().empty());
+  CHECK(h.listener().failure().empty());
+}
+
+TEST_CASE("task barriers: aligned, the ack waits for the barrier of every open channel",
+          "[runtime][barrier]") {
+  Harness h(3, /*exactly_once=*/true);
+  h.Data(0, {1});
+  h.Barrier(0, 1);
+  h.Data(0, {2});
+  h.Data(1, {10});
+  h.Barrier(1, 1);
+  h.Data(1, {11});
+  h.Data(2, {20});
+  h.Start();
+
+  REQUIRE(h.probe().ReadRecords({1, 10, 20}));
+  // Two of three channels delivered barrier 1: both are held, nothing is acknowledged.
+  CHECK(h.probe().Records() == Set{1, 10, 20});
+  CHECK(h.probe().Count(K::kBarrier, 1) == 0);
+  CHECK(h.listener().AckedIds().empty());
+
+  h.Data(2, {21});
+  REQUIRE(h.probe().ReadRecords({21}));
+  CHECK(h.probe().Records() == Set{1, 10, 20, 21});
+  CHECK(h.listener().AckedIds().empty());
+
+  h.Barrier(2, 1);
+  h.Data(2, {22});
+  REQUIRE(h.probe().ReadRecords({2, 11, 22}));
+  CHECK(h.probe().RecordsBeforeBarrier(1) == Set{1, 10, 20, 21});
+  CHECK(h.probe().RecordsAfterBarrier(1) == Set{2, 11, 22});
+
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(1, &ack));
+  CHECK(ReducedKeys(ack) == Set{1, 10, 20, 21});
+}
+
+TEST_CASE("task barriers: aligned, a newer barrier aborts the pending alignment",
+          "[runtime][barrier]") {
+  Harness h(2, /*exactly_once=*/true);
+  h.Data(0, {1});
+  h.Barrier(0, 1);
+  h.Data(0, {2});
+  h.Barrier(0, 2);
+  h.Data(0, {3});
+  h.Start();
+  REQUIRE(h.probe().ReadRecords({1}));  // channel 0 is held at barrier 1
+
+  // Channel 1 skips checkpoint 1 (e.g. its upstream declined it).
+  h.Data(1, {10});
+  h.Barrier(1, 2);
+  h.Data(1, {11});
+
+  std::string reason;
+  REQUIRE(h.listener().WaitForDecline(1, &reason));
+  CHECK_FALSE(reason.empty());
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(2, &ack));
+  CHECK(ReducedKeys(ack) == Set{1, 2, 10});
+
+  REQUIRE(h.probe().ReadRecords({3, 11}));
+  CHECK(h.probe().Count(K::kBarrier, 1) == 0);
+  CHECK(h.probe().Count(K::kBarrier, 2) == 1);
+  CHECK(h.probe().RecordsBeforeBarrier(2) == Set{1, 2, 10});
+  CHECK(h.probe().RecordsAfterBarrier(2) == Set{3, 11});
+  CHECK(h.listener().AckedIds() == std::vector<int64_t>{2});
+}
+
+TEST_CASE("task barriers: aligned, a cancel barrier aborts the alignment and unblocks",
+          "[runtime][barrier]") {
+  Harness h(2, /*exactly_once=*/true);
+  h.Data(0, {1});
+  h.Barrier(0, 1);
+  h.Data(0, {2});
+  h.Start();
+  REQUIRE(h.probe().ReadRecords({1}));  // channel 0 is held at barrier 1
+
+  h.Data(1, {10});
+  h.CancelBarrier(1, 1);
+  h.Data(1, {11});
+  // Channel 0's record behind barrier 1 flows without channel 1's barrier.
+  REQUIRE(h.probe().ReadRecords({2, 10, 11}));
+  REQUIRE(h.probe().ReadEvent(K::kCancelBarrier, 1));
+  CHECK(h.probe().Count(K::kBarrier, 1) == 0);
+  CHECK(h.probe().Count(K::kCancelBarrier, 1) == 1);
+
+  // The next checkpoint works as usual.
+  h.Barrier(0, 2);
+  h.Barrier(1, 2);
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(2, &ack));
+  CHECK(ReducedKeys(ack) == Set{1, 2, 10, 11});
+  CHECK(h.listener().AckedIds() == std::vector<int64_t>{2});
+  REQUIRE(h.probe().ReadEvent(K::kBarrier, 2));
+  CHECK(h.probe().RecordsBeforeBarrier(2) == Set{1, 2, 10, 11});
+}
+
+TEST_CASE("task barriers: aligned, a late barrier of a cancelled checkpoint is ignored",
+          "[runtime][barrier]") {
+  Harness h(3, /*exactly_once=*/true);
+  h.Data(0, {1});
+  h.Barrier(0, 1);
+  h.Data(0, {2});
+  h.CancelBarrier(1, 1);
+  h.Data(1, {10});
+  h.Start();
+  REQUIRE(h.probe().ReadRecords({1, 2, 10}));
+
+  // Channel 2's barrier 1 arrives after the cancellation: it must not block channel 2.
+  h.Barrier(2, 1);
+  h.Data(2, {20});
+  REQUIRE(h.probe().ReadRecords({20}));
+  CHECK(h.probe().Count(K::kBarrier, 1) == 0);
+  CHECK(h.listener().AckedIds().empty());
+}
+
+TEST_CASE("task barriers: aligned, end of partition counts as the channel's barrier",
+          "[runtime][barrier]") {
+  Harness h(2, /*exactly_once=*/true);
+  h.Data(0, {1});
+  h.Barrier(0, 1);
+  h.Data(0, {2});
+  h.Start();
+  REQUIRE(h.probe().ReadRecords({1}));
+
+  h.Data(1, {10});
+  h.EndOfData(1);
+  h.EndOfPartition(1);
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(1, &ack));
+  CHECK(ReducedKeys(ack) == Set{1, 10});
+  REQUIRE(h.probe().ReadRecords({2}));
+  CHECK(h.probe().RecordsBeforeBarrier(1) == Set{1, 10});
+  CHECK(h.probe().RecordsAfterBarrier(1) == Set{2});
+
+  // With one channel left, the next barrier completes at once.
+  h.Barrier(0, 2);
+  h.Data(0, {3});
+  REQUIRE(h.listener().WaitForAck(2, &ack));
+  CHECK(ReducedKeys(ack) == Set{1, 2, 10});
+  REQUIRE(h.probe().ReadRecords({3}));
+  CHECK(h.probe().RecordsAfterBarrier(2) == Set{3});
+}
+
+TEST_CASE("task barriers: aligned, an ended channel does not hold up later barriers",
+          "[runtime][barrier]") {
+  Harness h(2, /*exactly_once=*/true);
+  h.Data(1, {10});
+  h.EndOfData(1);
+  h.EndOfPartition(1);
+  h.Data(0, {1});
+  h.Barrier(0, 1);
+  h.Data(0, {2});
+  h.Start();
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(1, &ack));
+  CHECK(ReducedKeys(ack) == Set{1, 10});
+  REQUIRE(h.probe().ReadRecords({2}));
+  CHECK(h.probe().RecordsAfterBarrier(1) == Set{2});
+}
+
+// The barrier forwarded downstream must be the one that arrived: a savepoint stays a
+// savepoint, whichever event completed the alignment.
+TEST_CASE("task barriers: aligned, a barrier completed by an end of partition keeps its kind",
+          "[runtime][barrier]") {
+  Harness h(2, /*exactly_once=*/true);
+  h.Barrier(0, 1, CheckpointKind::kSavepoint, 1234);
+  h.Data(0, {1});
+  h.Data(1, {10});
+  h.Start();
+  REQUIRE(h.probe().ReadRecords({10}));
+  h.EndOfData(1);
+  h.EndOfPartition(1);
+  REQUIRE(h.probe().ReadEvent(K::kBarrier, 1));
+  const CheckpointBarrier* b = h.probe().Barrier(1);
+  REQUIRE(b != nullptr);
+  CHECK(b->kind == CheckpointKind::kSavepoint);
+  CHECK(b->timestamp == 1234);
+}
+
+TEST_CASE("task barriers: aligned, obsolete barriers are ignored and block nothing",
+          "[runtime][barrier]") {
+  Harness h(2, /*exactly_once=*/true);
+  h.Data(0, {1});
+  h.Barrier(0, 2);
+  h.Data(0, {2});
+  h.Data(1, {10});
+  h.Barrier(1, 2);
+  h.Data(1, {11});
+  h.Start();
+  REQUIRE(h.listener().WaitForAck(2));
+  REQUIRE(h.probe().ReadRecords({2, 11}));
+
+  SECTION("an older checkpoint's barrier") {
+    h.Barrier(0, 1);
+    h.Data(0, {3});
+    REQUIRE(h.probe().ReadRecords({3}));
+  }
+  SECTION("a repeated barrier of a completed checkpoint") {
+    h.Barrier(0, 2);
+    h.Data(0, {3});
+    REQUIRE(h.probe().ReadRecords({3}));
+  }
+  SECTION("an older barrier while a newer one is aligning") {
+    h.Barrier(0, 5);
+    h.Data(0, {3});
+    h.Data(1, {12});
+    REQUIRE(h.probe().ReadRecords({12}));  // channel 0 is held at barrier 5
+    h.Barrier(1, 4);                       // obsolete: channel 1 keeps flowing
+    h.Data(1, {13});
+    REQUIRE(h.probe().ReadRecords({13}));
+    CHECK(h.probe().Records().count(3) == 0);
+    h.Barrier(1, 5);
+    RecordingListener::Ack ack;
+    REQUIRE(h.listener().WaitForAck(5, &ack));
+    CHECK(ReducedKeys(ack) == Set{1, 2, 10, 11, 12, 13});
+    REQUIRE(h.probe().ReadRecords({3}));
+    CHECK(h.probe().RecordsAfterBarrier(5) == Set{3});
+    CHECK(h.probe().Count(K::kBarrier, 4) == 0);
+    CHECK(h.listener().AckedIds() == std::vector<int64_t>{2, 5});
+  }
+  CHECK(h.probe().Count(K::kBarrier, 1) == 0);
+  CHECK(h.probe().Count(K::kBarrier, 2) == 1);
+  std::vector<int64_t> acked = h.listener().AckedIds();
+  CHECK(std::count(acked.begin(), acked.end(), 2) == 1);
+  CHECK(std::count(acked.begin(), acked.end(), 1) == 0);
+  CHECK(h.listener().DeclinedIds().empty());
+}
+
+// --- at-least-once ---
+
+TEST_CASE("task barriers: at-least-once never blocks and acks on the last barrier",
+          "[runtime][barrier]") {
+  Harness h(2, /*exactly_once=*/false);
+  h.Data(0, {1, 2});
+  h.Barrier(0, 1);
+  h.Data(0, {3, 4});
+  h.Data(1, {10});
+  h.Start();
+
+  // Records behind channel 0's barrier are processed before the checkpoint.
+  REQUIRE(h.probe().ReadRecords({1, 2, 3, 4, 10}));
+  CHECK(h.probe().Count(K::kBarrier, 1) == 0);
+  CHECK(h.listener().AckedIds().empty());
+
+  h.Barrier(1, 1);
+  h.Data(1, {11});
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(1, &ack));
+  CHECK(ReducedKeys(ack) == Set{1, 2, 3, 4, 10});
+  REQUIRE(h.probe().ReadRecords({11}));
+  CHECK(h.probe().RecordsBeforeBarrier(1) == Set{1, 2, 3, 4, 10});
+  CHECK(h.probe().RecordsAfterBarrier(1) == Set{11});
+}
+
+TEST_CASE("task barriers: at-least-once ignores obsolete barriers", "[runtime][barrier]") {
+  Harness h(2, /*exactly_once=*/false);
+  h.Barrier(0, 1);
+  h.Barrier(0, 2);
+  h.Data(0, {1});
+  h.Barrier(1, 2);  // channel 1 never delivers barrier 1: 2 subsumes it
+  h.Data(1, {10});
+  h.Start();
+  REQUIRE(h.listener().WaitForAck(2));
+  REQUIRE(h.probe().ReadRecords({1, 10}));
+
+  h.Barrier(1, 1);  // late: checkpoint 1 was subsumed
+  h.Data(1, {11});
+  REQUIRE(h.probe().ReadRecords({11}));
+  h.Barrier(0, 3);
+  h.Barrier(1, 3);
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(3, &ack));
+  CHECK(ReducedKeys(ack) == Set{1, 10, 11});
+  CHECK(h.listener().AckedIds() == std::vector<int64_t>{2, 3});
+  REQUIRE(h.probe().ReadEvent(K::kBarrier, 3));
+  CHECK(h.probe().Count(K::kBarrier, 1) == 0);
+}
+
+TEST_CASE("task barriers: at-least-once, a cancel barrier aborts the checkpoint",
+          "[runtime][barrier]") {
+  Harness h(2, /*exactly_once=*/false);
+  h.Barrier(0, 1);
+  h.Data(0, {1});
+  h.CancelBarrier(1, 1);
+  h.Data(1, {10});
+  h.Start();
+  REQUIRE(h.probe().ReadEvent(K::kCancelBarrier, 1));
+  REQUIRE(h.probe().ReadRecords({1, 10}));
+  h.Barrier(1, 1);  // after the cancellation: ignored
+  h.Data(1, {11});
+  REQUIRE(h.probe().ReadRecords({11}));
+  CHECK(h.probe().Count(K::kBarrier, 1) == 0);
+  CHECK(h.listener().AckedIds().empty());
+}
+
+// FLIP-147: an EndOfPartition counts as the channel's barrier in at-least-once mode
+// too (Flink's CheckpointBarrierTracker); see the report on runtime/core/task.cc.
+TEST_CASE("task barriers: at-least-once, end of partition completes a checkpoint",
+          "[runtime][barrier]") {
+  Harness h(2, /*exactly_once=*/false);
+  h.Data(0, {1});
+  h.Barrier(0, 1);
+  h.Data(0, {2});
+  h.Start();
+  REQUIRE(h.probe().ReadRecords({1, 2}));
+  h.Data(1, {10});
+  h.EndOfData(1);
+  h.EndOfPartition(1);
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(1, &ack, std::chrono::seconds(2)));
+  CHECK(ReducedKeys(ack) == Set{1, 2, 10});
+}
+
+// A channel that delivered barrier n and then ended must not count twice: the
+// checkpoint still needs the barrier of every other channel.
+TEST_CASE("task barriers: at-least-once, an ended channel's barrier is not counted twice",
+          "[runtime][barrier]") {
+  Harness h(3, /*exactly_once=*/false);
+  h.Barrier(0, 1);
+  h.EndOfData(0);
+  h.EndOfPartition(0);
+  h.Data(2, {20});
+  h.Start();
+  REQUIRE(h.probe().ReadRecords({20}));  // channel 0 is consumed to its end
+
+  h.Barrier(1, 1);
+  h.Data(1, {11});
+  REQUIRE(h.probe().ReadRecords({11}));
+  CHECK(h.probe().Count(K::kBarrier, 1) == 0);  // channel 2 has not delivered barrier 1
+  CHECK(h.listener().AckedIds().empty());
+
+  h.Data(2, {21});
+  h.Barrier(2, 1);
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(1, &ack, std::chrono::seconds(2)));
+  CHECK(ReducedKeys(ack) == Set{11, 20, 21});
+}
+
+// --- end of input ---
+
+TEST_CASE("task barriers: after end of data the task finishes once a checkpoint completes",
+          "[runtime][barrier]") {
+  Harness h(2, /*exactly_once=*/true);
+  h.Data(0, {1});
+  h.EndOfData(0);
+  h.Data(1, {10});
+  h.EndOfData(1);
+  h.Start();
+  REQUIRE(h.probe().ReadEvent(K::kEndOfData));
+  CHECK(h.probe().Records() == Set{1, 10});
+
+  // The final checkpoint: barriers still flow after the end of data.
+  h.Barrier(0, 1);
+  h.Barrier(1, 1);
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(1, &ack));
+  CHECK(ReducedKeys(ack) == Set{1, 10});
+  h.EndOfPartition(0);
+  h.EndOfPartition(1);
+  h.task().NotifyCheckpointComplete(1);
+  REQUIRE(h.listener().WaitForFinished());
+  REQUIRE(h.probe().ReadEvent(K::kEndOfPartition));
+  CHECK(h.probe().items().back().kind == K::kEndOfPartition);
+  CHECK(h.listener().failure().empty());
+}
