@@ -149,8 +149,13 @@ void CheckpointCoordinator::Suspend(const std::string& reason) {
     std::vector<int64_t> ids;
     for (auto& [id, p] : pending_) ids.push_back(id);
     for (int64_t id : ids) AbortLocked(id, reason, false, &after);
+    for (auto& r : savepoint_requests_) {
+      auto done = std::move(r.done);
+      after.push_back([done, reason] { done(Status::Aborted(reason)); });
+    }
+    savepoint_requests_.clear();
   }
-  // The tasks of the suspended attempt are going away: no notifications for them.
+  for (auto& f : after) f();
 }
 
 void CheckpointCoordinator::Resume(int attempt) {
@@ -168,6 +173,19 @@ void CheckpointCoordinator::RequestCheckpoint() {
   cv_.notify_all();
 }
 
+void CheckpointCoordinator::TriggerSavepoint(CheckpointKind kind, const std::string& dir, SavepointCallback done) {
+  {
+    std::lock_guard lock(mu_);
+    if (!stopped_) {
+      savepoint_requests_.push_back({kind, dir, std::move(done)});
+      if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+      cv_.notify_all();
+      return;
+    }
+  }
+  done(Status::FailedPrecondition("the job has ended; no savepoint can be taken"));
+}
+
 void CheckpointCoordinator::StopPeriodic() {
   std::lock_guard lock(mu_);
   periodic_ = false;
@@ -178,11 +196,11 @@ void CheckpointCoordinator::Loop() {
   while (!stopped_) {
     // Finish completed checkpoints first (writing happens unlocked).
     if (!to_finalize_.empty()) {
-      auto [snapshot, trigger_ms] = to_finalize_.front();
+      Pending done = std::move(to_finalize_.front());
       to_finalize_.pop_front();
       finalizing_ = true;
       lock.unlock();
-      Finalize(snapshot, trigger_ms);
+      Finalize(std::move(done));
       lock.lock();
       finalizing_ = false;
       continue;
@@ -205,11 +223,18 @@ void CheckpointCoordinator::Loop() {
       lock.lock();
       continue;
     }
+    if (running_ && !savepoint_requests_.empty()) {
+      // Savepoints are forced: they bypass max-concurrent and min-pause.
+      SavepointRequest request = std::move(savepoint_requests_.front());
+      savepoint_requests_.pop_front();
+      TriggerLocked(lock, std::move(request));
+      continue;
+    }
     bool may_trigger = running_ && static_cast<int>(pending_.size()) < settings_.max_concurrent &&
                        now - last_end_nanos_ >= settings_.min_pause.count() * 1'000'000;
     bool due = requested_ || (periodic_ && settings_.enabled && now >= next_trigger_nanos_);
     if (may_trigger && due) {
-      TriggerLocked(lock);
+      TriggerLocked(lock, std::nullopt);
       continue;
     }
     int64_t wake = now + 50'000'000;  // re-check timeouts regularly
@@ -221,9 +246,18 @@ void CheckpointCoordinator::Loop() {
   }
 }
 
-void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock) {
-  requested_ = false;
+void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock,
+                                          std::optional<SavepointRequest> savepoint) {
   Pending p;
+  if (savepoint) {
+    p.kind = savepoint->kind;
+    p.done = std::move(savepoint->done);
+    p.savepoint_dir = (fs::path(savepoint->dir) / ("savepoint-" + job_id_.ToHex().substr(0, 6) + "-" +
+                                                    Id16::Generate().ToHex().substr(0, 12)))
+                          .string();
+  } else {
+    requested_ = false;
+  }
   p.id = next_id_++;
   p.trigger_ms = NowMillis();
   p.trigger_nanos = MonotonicNanos();
@@ -239,8 +273,10 @@ void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock) {
     op.max_parallelism = pm.second;
     op.subtasks.resize(pm.first);
   }
-  next_trigger_nanos_ = p.trigger_nanos + settings_.interval.count() * 1'000'000;
+  p.snapshot->kind = p.kind == CheckpointKind::kCheckpoint ? SnapshotKind::kCheckpoint : SnapshotKind::kSavepoint;
+  if (p.kind == CheckpointKind::kCheckpoint) next_trigger_nanos_ = p.trigger_nanos + settings_.interval.count() * 1'000'000;
   int64_t id = p.id;
+  CheckpointKind kind = p.kind;
   int64_t trigger_ms = p.trigger_ms;
   p.expected = -1;  // set once the trigger has been sent
   pending_[id] = std::move(p);
@@ -248,6 +284,7 @@ void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock) {
   CheckpointBarrier barrier;
   barrier.id = id;
   barrier.timestamp = trigger_ms;
+  barrier.kind = kind;
   lock.unlock();
   int expected = hooks_.trigger(barrier);
   lock.lock();
@@ -264,7 +301,7 @@ void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock) {
   it->second.expected = expected;
   LogDebug("job={} checkpoint={} triggered, expecting {} acknowledgements", job_id_.ToHex(), id, expected);
   if (it->second.acked >= expected) {
-    to_finalize_.emplace_back(it->second.snapshot, it->second.trigger_ms);
+    to_finalize_.push_back(std::move(it->second));
     pending_.erase(it);
   }
 }
@@ -282,7 +319,7 @@ void CheckpointCoordinator::Acknowledge(int attempt, int subtask, int64_t id,
   }
   ++p.acked;
   if (p.expected > 0 && p.acked >= p.expected) {
-    to_finalize_.emplace_back(p.snapshot, p.trigger_ms);
+    to_finalize_.push_back(std::move(p));
     pending_.erase(it);
     cv_.notify_all();
   }
@@ -309,6 +346,27 @@ void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason, b
   Pending p = std::move(it->second);
   pending_.erase(it);
   ++failed_count_;
+  if (p.kind != CheckpointKind::kCheckpoint) {
+    // A failed savepoint tells its requester and the tasks; it never fails the job.
+    CheckpointStatsEntry e;
+    e.id = id;
+    e.status = "FAILED";
+    e.is_savepoint = true;
+    e.checkpoint_type = p.kind == CheckpointKind::kSyncSavepoint ? "SYNC_SAVEPOINT" : "SAVEPOINT";
+    e.savepoint_format = "CANONICAL";
+    e.trigger_timestamp = p.trigger_ms;
+    e.failure_timestamp = NowMillis();
+    e.failure_message = reason;
+    latest_failed_ = e;
+    RecordHistory(e);
+    LogWarn("job={} savepoint={} failed: {}", job_id_.ToHex(), id, reason);
+    std::string dir = p.savepoint_dir;
+    auto done = std::move(p.done);
+    after->push_back([dir] { (void)DiscardSnapshotDirectory(dir); });
+    after->push_back([this, id] { hooks_.notify_aborted(id); });
+    if (done) after->push_back([done, reason] { done(Status::Aborted(reason)); });
+    return;
+  }
   last_end_nanos_ = MonotonicNanos();
   CheckpointStatsEntry e;
   e.id = id;
@@ -345,7 +403,13 @@ void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason, b
 
 // Off the task threads: writes the checkpoint, then makes it the latest completed
 // one, subsumes older ones, applies num-retained and notifies the tasks.
-void CheckpointCoordinator::Finalize(std::shared_ptr<CompletedSnapshot> snapshot, int64_t trigger_ms) {
+void CheckpointCoordinator::Finalize(Pending pending) {
+  std::shared_ptr<CompletedSnapshot> snapshot = pending.snapshot;
+  const int64_t trigger_ms = pending.trigger_ms;
+  if (pending.kind != CheckpointKind::kCheckpoint) {
+    FinalizeSavepoint(std::move(pending));
+    return;
+  }
   Status written = Status::OK();
   if (!settings_.dir.empty()) {
     written = WriteSnapshot(ChkDir(snapshot->id), *snapshot);
@@ -382,8 +446,7 @@ void CheckpointCoordinator::Finalize(std::shared_ptr<CompletedSnapshot> snapshot
       while (static_cast<int>(completed_.size()) > settings_.num_retained) {
         auto old = completed_.front();
         completed_.pop_front();
-        if (!old->external_path.empty() && old->kind == SnapshotKind::kCheckpoint &&
-            old.get() != restored_.get()) {
+        if (!old->external_path.empty() && (old.get() != restored_.get() || restored_claimed_)) {
           discard.push_back(old->external_path);
         }
         for (auto& h : history_) {
@@ -418,6 +481,50 @@ void CheckpointCoordinator::Finalize(std::shared_ptr<CompletedSnapshot> snapshot
   cv_.notify_all();
 }
 
+// Savepoints are written to their own directory, are not retained for recovery and
+// (except the synchronous one of stop-with-savepoint) notify nobody.
+void CheckpointCoordinator::FinalizeSavepoint(Pending pending) {
+  auto& snapshot = *pending.snapshot;
+  Status written = WriteSnapshot(pending.savepoint_dir, snapshot);
+  std::vector<std::function<void()>> after;
+  {
+    std::lock_guard lock(mu_);
+    if (!written.ok()) {
+      pending_[pending.id] = std::move(pending);
+      AbortLocked(snapshot.id, written.message(), false, &after);
+    } else {
+      ++completed_count_;
+      CheckpointStatsEntry e;
+      e.id = snapshot.id;
+      e.status = "COMPLETED";
+      e.is_savepoint = true;
+      e.checkpoint_type = pending.kind == CheckpointKind::kSyncSavepoint ? "SYNC_SAVEPOINT" : "SAVEPOINT";
+      e.savepoint_format = "CANONICAL";
+      e.trigger_timestamp = pending.trigger_ms;
+      e.latest_ack_timestamp = NowMillis();
+      e.state_size = snapshot.state_size;
+      e.checkpointed_size = snapshot.state_size;
+      e.end_to_end_duration = e.latest_ack_timestamp - pending.trigger_ms;
+      e.external_path = "file:" + fs::absolute(pending.savepoint_dir).string();
+      for (const auto& [uid, op] : snapshot.operators) e.num_subtasks += op.parallelism;
+      e.num_acknowledged_subtasks = e.num_subtasks;
+      latest_savepoint_ = e;
+      RecordHistory(e);
+      LogInfo("job={} savepoint={} completed in {} ms at {}", job_id_.ToHex(), e.id, e.end_to_end_duration,
+              e.external_path);
+      int64_t id = snapshot.id;
+      std::string location = e.external_path;
+      if (pending.kind == CheckpointKind::kSyncSavepoint) {
+        after.push_back([this, id] { hooks_.notify_complete(id); });
+      }
+      auto done = std::move(pending.done);
+      if (done) after.push_back([done, location] { done(location); });
+    }
+  }
+  for (auto& f : after) f();
+  cv_.notify_all();
+}
+
 void CheckpointCoordinator::RecordHistory(CheckpointStatsEntry entry) {
   history_.push_front(std::move(entry));
   while (history_.size() > kHistorySize) history_.pop_back();
@@ -429,9 +536,11 @@ std::shared_ptr<const CompletedSnapshot> CheckpointCoordinator::LatestCompleted(
   return restored_;
 }
 
-void CheckpointCoordinator::SetRestored(std::shared_ptr<const CompletedSnapshot> snapshot) {
+void CheckpointCoordinator::SetRestored(std::shared_ptr<const CompletedSnapshot> snapshot, bool claimed) {
   std::lock_guard lock(mu_);
   restored_ = snapshot;
+  restored_claimed_ = claimed;
+  if (claimed) completed_.push_back(snapshot);
   next_id_ = std::max(next_id_, snapshot->id + 1);
   ++restored_count_;
   RestoredCheckpointInfo info;
@@ -444,10 +553,20 @@ void CheckpointCoordinator::SetRestored(std::shared_ptr<const CompletedSnapshot>
 
 void CheckpointCoordinator::Shutdown(JobStatus status) {
   std::vector<std::string> discard;
+  std::vector<std::function<void()>> after;
   {
     std::lock_guard lock(mu_);
     running_ = false;
     stopped_ = true;
+    std::string reason = std::string("the job ended (") + JobStatusName(status) + ") before it completed";
+    std::vector<int64_t> ids;
+    for (auto& [id, p] : pending_) ids.push_back(id);
+    for (int64_t id : ids) AbortLocked(id, reason, false, &after);
+    for (auto& r : savepoint_requests_) {
+      auto done = std::move(r.done);
+      after.push_back([done, reason] { done(Status::Aborted(reason)); });
+    }
+    savepoint_requests_.clear();
     bool keep = (status == JobStatus::kFailed && settings_.retention != "NO_EXTERNALIZED_CHECKPOINTS") ||
                 (status == JobStatus::kCanceled && settings_.retention == "RETAIN_ON_CANCELLATION");
     if (!keep) {
@@ -463,6 +582,7 @@ void CheckpointCoordinator::Shutdown(JobStatus status) {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  for (auto& f : after) f();
   // Writing may have finished after the loop ended; nothing else runs now.
   for (const auto& d : discard) (void)DiscardSnapshotDirectory(d);
   if (!discard.empty() && !settings_.dir.empty()) {

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "lib/config/config.h"
-#include "runtime/checkpoint/snapshot.h"
+#include "lib/format/snapshot_io.h"
 #include "runtime/cluster/job_status.h"
 #include "runtime/core/buffer.h"
 
@@ -85,6 +85,15 @@ class CheckpointCoordinator {
   // still run.
   void StopPeriodic();
 
+  // Called with the savepoint's location ("file:/dir/savepoint-...") or the failure.
+  using SavepointCallback = std::function<void(Result<std::string>)>;
+  // Takes a savepoint into `dir` (which must exist): always aligned, not limited by
+  // max-concurrent or min-pause, never used for recovery. An intermediate savepoint
+  // (kind kSavepoint) commits nothing: no task hears notifyCheckpointComplete for it.
+  // A synchronous one (kSyncSavepoint, stop-with-savepoint) is notified, so sinks
+  // commit and the job can end. `done` runs on the coordinator's thread.
+  void TriggerSavepoint(CheckpointKind kind, const std::string& dir, SavepointCallback done);
+
   // From task threads.
   // Subtask `subtask` acknowledged checkpoint `id` with the snapshots of its chain's
   // operators (by uid). Acknowledgements of another attempt are ignored.
@@ -96,7 +105,9 @@ class CheckpointCoordinator {
   std::shared_ptr<const CompletedSnapshot> LatestCompleted();
   // Marks the job as restored from `snapshot` (it counts as the latest completed one
   // until a newer checkpoint completes; the next id is snapshot.id + 1).
-  void SetRestored(std::shared_ptr<const CompletedSnapshot> snapshot);
+  // With `claimed` (restore mode CLAIM) the snapshot is owned by the job like one of
+  // its checkpoints: deleted once subsumed. Otherwise (NO_CLAIM) it is never deleted.
+  void SetRestored(std::shared_ptr<const CompletedSnapshot> snapshot, bool claimed = false);
 
   // Applies the retention policy for a job that ended with `status`, and stops.
   void Shutdown(JobStatus status);
@@ -108,6 +119,9 @@ class CheckpointCoordinator {
  private:
   struct Pending {
     int64_t id = 0;
+    CheckpointKind kind = CheckpointKind::kCheckpoint;
+    std::string savepoint_dir;  // savepoints: the savepoint-<..> directory to write
+    SavepointCallback done;     // savepoints
     int64_t trigger_ms = 0;
     int64_t trigger_nanos = 0;
     int attempt = 0;
@@ -117,8 +131,14 @@ class CheckpointCoordinator {
   };
 
   void Loop();
-  void TriggerLocked(std::unique_lock<std::mutex>& lock);
-  void Finalize(std::shared_ptr<CompletedSnapshot> snapshot, int64_t trigger_ms);
+  struct SavepointRequest {
+    CheckpointKind kind;
+    std::string dir;
+    SavepointCallback done;
+  };
+  void TriggerLocked(std::unique_lock<std::mutex>& lock, std::optional<SavepointRequest> savepoint);
+  void Finalize(Pending pending);
+  void FinalizeSavepoint(Pending pending);
   void AbortLocked(int64_t id, const std::string& reason, bool counts_as_failure,
                    std::vector<std::function<void()>>* after);
   void RecordHistory(CheckpointStatsEntry entry);
@@ -141,9 +161,11 @@ class CheckpointCoordinator {
   int64_t next_trigger_nanos_ = 0;
   int consecutive_failures_ = 0;
   std::map<int64_t, Pending> pending_;
-  std::deque<std::pair<std::shared_ptr<CompletedSnapshot>, int64_t>> to_finalize_;
+  std::deque<Pending> to_finalize_;
+  std::deque<SavepointRequest> savepoint_requests_;
   std::deque<std::shared_ptr<const CompletedSnapshot>> completed_;  // oldest first
   std::shared_ptr<const CompletedSnapshot> restored_;
+  bool restored_claimed_ = false;
   bool finalizing_ = false;
 
   // Statistics.

@@ -39,6 +39,25 @@ class Dispatcher {
   // NotFound for an unknown job or checkpoint id (only the history is kept).
   virtual Result<CheckpointStatsEntry> GetCheckpointDetails(const JobId& id, int64_t checkpoint_id) = 0;
 
+  // Savepoints. Each returns a trigger id at once (`trigger_id` when given, which makes
+  // a retried request idempotent); poll GetSavepointStatus with it. Errors known up
+  // front are returned directly: NotFound for an unknown job, FailedPrecondition when
+  // the job is not running, InvalidArgument when no target directory is given and
+  // execution.checkpointing.savepoint-dir (state.savepoints.dir) is not set either.
+  // `format` is "CANONICAL" or "NATIVE".
+  virtual Result<TriggerId> TriggerSavepoint(const JobId& id, const std::string& target_dir, bool cancel_job,
+                                             const std::string& format, std::optional<TriggerId> trigger_id) = 0;
+  // Stop with a savepoint: the sinks commit and the job ends FINISHED. `drain` lets
+  // the sources end first (everything is flushed and finished) as Flink's --drain.
+  virtual Result<TriggerId> StopWithSavepoint(const JobId& id, const std::string& target_dir, bool drain,
+                                              const std::string& format, std::optional<TriggerId> trigger_id) = 0;
+  // NotFound for an unknown job or trigger id.
+  virtual Result<AsyncOperationStatus> GetSavepointStatus(const JobId& id, const TriggerId& trigger) = 0;
+  // Deletes a savepoint directory (its _metadata first). The operation fails (in its
+  // status) when the path is not a savepoint.
+  virtual Result<TriggerId> DisposeSavepoint(const std::string& path, std::optional<TriggerId> trigger_id) = 0;
+  virtual Result<AsyncOperationStatus> GetDisposalStatus(const TriggerId& trigger) = 0;
+
   // Stores an uploaded shared object (bytes) under a new jar id and inspects its
   // entry points. InvalidArgument when it is not a weir job (not an ELF shared object,
   // or no entry points), naming the file.

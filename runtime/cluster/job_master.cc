@@ -5,6 +5,7 @@
 #include "lib/common/string_util.h"
 #include "lib/config/options.h"
 
+#include <filesystem>
 #include <set>
 
 namespace weir::runtime {
@@ -75,15 +76,17 @@ Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph
   }
   return std::unique_ptr<JobMaster>(new JobMaster(id, std::move(graph), std::move(plan), settings,
                                                   std::move(checkpoint_settings), std::move(restart),
-                                                  std::move(snapshot), std::move(library)));
+                                                  std::move(snapshot), ToUpper(restore.claim_mode) == "CLAIM",
+                                                  std::move(library)));
 }
 
 JobMaster::JobMaster(JobId id, StreamGraph graph, ExecutionPlan plan, JobSettings settings,
                      CheckpointSettings checkpoint_settings, std::unique_ptr<RestartStrategy> restart,
-                     std::shared_ptr<const CompletedSnapshot> initial_snapshot, std::shared_ptr<void> library)
+                     std::shared_ptr<const CompletedSnapshot> initial_snapshot, bool claim_initial,
+                     std::shared_ptr<void> library)
     : id_(id), graph_(std::move(graph)), plan_(std::move(plan)), settings_(settings),
       checkpoint_settings_(std::move(checkpoint_settings)), restart_(std::move(restart)),
-      initial_snapshot_(std::move(initial_snapshot)), library_(std::move(library)) {
+      initial_snapshot_(std::move(initial_snapshot)), claim_initial_(claim_initial), library_(std::move(library)) {
   if (graph_.job_name.empty()) graph_.job_name = "weir job";
   int64_t now = NowMillis();
   start_time_ = now;
@@ -128,13 +131,14 @@ void JobMaster::SetStatus(JobStatus s) {
 }
 
 void JobMaster::Start() {
-  if (initial_snapshot_) coordinator_->SetRestored(initial_snapshot_);
+  if (initial_snapshot_) coordinator_->SetRestored(initial_snapshot_, claim_initial_);
   {
     std::lock_guard lock(mu_);
     Deploy(initial_snapshot_.get());
     SetStatus(JobStatus::kRunning);
   }
-  if (checkpoint_settings_.enabled) coordinator_->Start(initial_snapshot_ ? initial_snapshot_->id + 1 : 1);
+  // The coordinator runs even without periodic checkpoints: it takes savepoints.
+  coordinator_->Start(initial_snapshot_ ? initial_snapshot_->id + 1 : 1);
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -367,11 +371,131 @@ void JobMaster::OnEndOfData(Task& task) {
     for (const auto& v : plan_.vertices) sources += v.is_source() ? v.parallelism : 0;
     all_ended = sources_ended_ == sources;
   }
-  if (all_ended && checkpoint_settings_.enabled) {
+  if (!all_ended) return;
+  std::optional<DrainStop> drain;
+  {
+    std::lock_guard lock(mu_);
+    drain = drain_stop_;
+    drain_stop_.reset();
+  }
+  coordinator_->StopPeriodic();
+  if (drain) {
+    // stop --drain: the sources have ended; the synchronous savepoint is the final one.
+    TriggerId trigger = drain->trigger;
+    coordinator_->TriggerSavepoint(CheckpointKind::kSyncSavepoint, drain->dir,
+                                   [this, trigger](Result<std::string> r) {
+                                     OnSavepointDone(trigger, r, false);
+                                     // The sources have ended either way: finish with a checkpoint.
+                                     if (!r.ok()) coordinator_->RequestCheckpoint();
+                                   });
+  } else if (checkpoint_settings_.enabled) {
     // The final checkpoint: it lets every task finish with its output committed.
-    coordinator_->StopPeriodic();
     coordinator_->RequestCheckpoint();
   }
+}
+
+Status JobMaster::CheckRunning(const char* what) const {
+  if (status_ != JobStatus::kRunning) {
+    return Status::FailedPrecondition(std::string("cannot ") + what + " job '" + id_.ToHex() + "': it is " +
+                                      JobStatusName(status_) + ", not RUNNING")
+        .WithHint("run 'weir list' to see the running jobs");
+  }
+  return Status::OK();
+}
+
+Result<std::pair<TriggerId, std::string>> JobMaster::PrepareSavepoint(const std::string& target_dir,
+                                                                      std::optional<TriggerId> trigger,
+                                                                      bool* existing) {
+  *existing = false;
+  if (trigger && savepoints_.count(*trigger)) {
+    *existing = true;
+    return std::make_pair(*trigger, std::string());
+  }
+  std::string dir = target_dir.empty() ? checkpoint_settings_.savepoint_dir : target_dir;
+  if (dir.rfind("file://", 0) == 0) dir = dir.substr(7);
+  else if (dir.rfind("file:", 0) == 0) dir = dir.substr(5);
+  if (dir.empty()) {
+    return Status::InvalidArgument(
+               "no savepoint directory: none was given and neither execution.checkpointing.savepoint-dir nor "
+               "state.savepoints.dir is configured")
+        .WithHint("give a target directory, or set -D execution.checkpointing.savepoint-dir=<dir>");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir, ec)) {
+    return Status::FailedPrecondition("cannot use savepoint directory '" + dir + "': " +
+                                      (ec ? ec.message() : std::string("not a directory")))
+        .WithHint("choose a directory the runtime can write");
+  }
+  TriggerId id = trigger ? *trigger : TriggerId::Generate();
+  savepoints_[id] = AsyncOperationStatus{};
+  return std::make_pair(id, dir);
+}
+
+void JobMaster::OnSavepointDone(const TriggerId& trigger, const Result<std::string>& result, bool cancel_job) {
+  {
+    std::lock_guard lock(mu_);
+    AsyncOperationStatus& st = savepoints_[trigger];
+    st.completed = true;
+    if (result.ok()) {
+      st.location = *result;
+    } else {
+      st.failure = result.status().message();
+      st.failure_class = "weir::SavepointException";
+    }
+  }
+  if (cancel_job && result.ok()) (void)Cancel();
+}
+
+Result<TriggerId> JobMaster::TriggerSavepoint(const std::string& target_dir, bool cancel_job,
+                                              std::optional<TriggerId> trigger) {
+  std::pair<TriggerId, std::string> prepared;
+  {
+    std::lock_guard lock(mu_);
+    if (!(trigger && savepoints_.count(*trigger))) WEIR_RETURN_IF_ERROR(CheckRunning("take a savepoint of"));
+    bool existing = false;
+    WEIR_ASSIGN_OR_RETURN(prepared, PrepareSavepoint(target_dir, trigger, &existing));
+    if (existing) return prepared.first;
+  }
+  TriggerId id = prepared.first;
+  coordinator_->TriggerSavepoint(CheckpointKind::kSavepoint, prepared.second,
+                                 [this, id, cancel_job](Result<std::string> r) { OnSavepointDone(id, r, cancel_job); });
+  return id;
+}
+
+Result<TriggerId> JobMaster::StopWithSavepoint(const std::string& target_dir, bool drain,
+                                               std::optional<TriggerId> trigger) {
+  std::pair<TriggerId, std::string> prepared;
+  {
+    std::lock_guard lock(mu_);
+    if (!(trigger && savepoints_.count(*trigger))) WEIR_RETURN_IF_ERROR(CheckRunning("stop"));
+    bool existing = false;
+    WEIR_ASSIGN_OR_RETURN(prepared, PrepareSavepoint(target_dir, trigger, &existing));
+    if (existing) return prepared.first;
+    if (drain) {
+      if (drain_stop_) {
+        return Status::FailedPrecondition("job '" + id_.ToHex() + "' is already being drained");
+      }
+      drain_stop_ = DrainStop{prepared.first, prepared.second};
+      for (auto& t : attempt_->tasks) {
+        if (t->is_source()) t->EndInput();
+      }
+      return prepared.first;
+    }
+  }
+  TriggerId id = prepared.first;
+  coordinator_->TriggerSavepoint(CheckpointKind::kSyncSavepoint, prepared.second,
+                                 [this, id](Result<std::string> r) { OnSavepointDone(id, r, false); });
+  return id;
+}
+
+Result<AsyncOperationStatus> JobMaster::SavepointStatus(const TriggerId& trigger) {
+  std::lock_guard lock(mu_);
+  auto it = savepoints_.find(trigger);
+  if (it == savepoints_.end()) {
+    return Status::NotFound("savepoint trigger '" + trigger.ToHex() + "' of job '" + id_.ToHex() + "' not found");
+  }
+  return it->second;
 }
 
 JobInfo JobMaster::Info() {

@@ -18,6 +18,7 @@
 #include "lib/api/graph.h"
 #include "lib/config/config.h"
 #include "runtime/checkpoint/checkpoint_coordinator.h"
+#include "runtime/checkpoint/state_assignment.h"
 #include "runtime/cluster/job_status.h"
 #include "runtime/cluster/restart_strategy.h"
 #include "runtime/core/execution_plan.h"
@@ -65,6 +66,11 @@ class JobMaster : public TaskListener {
   CheckpointConfigInfo CheckpointConfig() const { return checkpoint_settings_.ToInfo(); }
   Result<CheckpointStatsEntry> CheckpointDetails(int64_t id) { return coordinator_->Details(id); }
 
+  // Savepoints (see Dispatcher for the contract).
+  Result<TriggerId> TriggerSavepoint(const std::string& target_dir, bool cancel_job, std::optional<TriggerId> trigger);
+  Result<TriggerId> StopWithSavepoint(const std::string& target_dir, bool drain, std::optional<TriggerId> trigger);
+  Result<AsyncOperationStatus> SavepointStatus(const TriggerId& trigger);
+
   // TaskListener (called from task threads).
   void OnTaskFinished(Task& task) override;
   void OnTaskFailed(Task& task, const std::string& exception_name, const std::string& message) override;
@@ -77,7 +83,14 @@ class JobMaster : public TaskListener {
  private:
   JobMaster(JobId id, StreamGraph graph, ExecutionPlan plan, JobSettings settings,
             CheckpointSettings checkpoint_settings, std::unique_ptr<RestartStrategy> restart,
-            std::shared_ptr<const CompletedSnapshot> initial_snapshot, std::shared_ptr<void> library);
+            std::shared_ptr<const CompletedSnapshot> initial_snapshot, bool claim_initial,
+            std::shared_ptr<void> library);
+  // Checks that a savepoint can be taken now and resolves its directory (created);
+  // registers `trigger` (or a new id) as in progress. Requires mu_.
+  Result<std::pair<TriggerId, std::string>> PrepareSavepoint(const std::string& target_dir,
+                                                             std::optional<TriggerId> trigger, bool* existing);
+  Status CheckRunning(const char* what) const;
+  void OnSavepointDone(const TriggerId& trigger, const Result<std::string>& result, bool cancel_job);
 
   struct Attempt {
     std::vector<std::unique_ptr<InputGate>> gates;  // per task
@@ -100,6 +113,7 @@ class JobMaster : public TaskListener {
   CheckpointSettings checkpoint_settings_;
   std::unique_ptr<RestartStrategy> restart_;
   std::shared_ptr<const CompletedSnapshot> initial_snapshot_;
+  bool claim_initial_ = false;
   std::shared_ptr<void> library_;
   std::unique_ptr<CheckpointCoordinator> coordinator_;
 
@@ -115,6 +129,12 @@ class JobMaster : public TaskListener {
   bool cancel_requested_ = false;
   std::string failover_reason_;  // a checkpoint failure that must fail the attempt
   std::vector<ExceptionEntry> exceptions_;  // newest first
+  std::map<TriggerId, AsyncOperationStatus> savepoints_;  // by trigger id
+  struct DrainStop {
+    TriggerId trigger;
+    std::string dir;
+  };
+  std::optional<DrainStop> drain_stop_;  // stop --drain waiting for the sources to end
   std::thread thread_;
 };
 

@@ -161,6 +161,15 @@ struct CheckpointingStats {
   std::vector<Sample> completed_samples;
 };
 
+// The state of an asynchronous operation (savepoint, stop-with-savepoint, disposal),
+// for Flink's trigger/poll protocol.
+struct AsyncOperationStatus {
+  bool completed = false;
+  std::string location;                 // savepoints: "file:/dir/savepoint-..." when it succeeded
+  std::optional<std::string> failure;   // the failure cause when it failed
+  std::string failure_class;            // e.g. "weir::SavepointException"
+};
+
 // The checkpoint configuration of a job, for /jobs/:jobid/checkpoints/config.
 struct CheckpointConfigInfo {
   std::string mode;  // "exactly_once" | "at_least_once"

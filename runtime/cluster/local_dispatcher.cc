@@ -4,6 +4,8 @@
 #include <fstream>
 
 #include "lib/common/logging.h"
+#include "lib/common/string_util.h"
+#include "lib/format/snapshot_io.h"
 #include "lib/common/time_util.h"
 #include "lib/config/options.h"
 
@@ -82,11 +84,16 @@ Result<JobId> LocalDispatcher::Submit(std::shared_ptr<JobLibrary> library, const
   RestoreSettings restore;
   restore.path = request.savepoint_path;
   restore.allow_non_restored_state = request.allow_non_restored_state;
+  if (!request.claim_mode.empty()) restore.claim_mode = ToUpper(request.claim_mode);
   if (restore.path.empty()) {
     WEIR_ASSIGN_OR_RETURN(auto path, config.GetString(options::kStateRecoveryPath));
     if (path) restore.path = *path;
     WEIR_ASSIGN_OR_RETURN(auto ignore, config.GetBool(options::kStateRecoveryIgnoreUnclaimed));
     if (ignore) restore.allow_non_restored_state = restore.allow_non_restored_state || *ignore;
+  }
+  if (request.claim_mode.empty()) {
+    WEIR_ASSIGN_OR_RETURN(auto claim, config.GetEnum(options::kStateRecoveryClaimMode));
+    if (claim) restore.claim_mode = *claim;
   }
   if (restore.path.rfind("file://", 0) == 0) restore.path = restore.path.substr(7);
   else if (restore.path.rfind("file:", 0) == 0) restore.path = restore.path.substr(5);
@@ -195,6 +202,77 @@ Result<CheckpointStatsEntry> LocalDispatcher::GetCheckpointDetails(const JobId& 
     return Status::NotFound("Checkpointing is not enabled for job '" + id.ToHex() + "'");
   }
   return job->CheckpointDetails(checkpoint_id);
+}
+
+namespace {
+Status CheckFormat(const std::string& format) {
+  std::string f = ToUpper(format);
+  if (f.empty() || f == "CANONICAL" || f == "NATIVE") return Status::OK();
+  return Status::InvalidArgument("unknown savepoint format '" + format + "': use CANONICAL or NATIVE");
+}
+}  // namespace
+
+// The hashmap backend's native format is its canonical one, so both types produce
+// the same (backend-independent) files.
+Result<TriggerId> LocalDispatcher::TriggerSavepoint(const JobId& id, const std::string& target_dir, bool cancel_job,
+                                                    const std::string& format, std::optional<TriggerId> trigger_id) {
+  WEIR_RETURN_IF_ERROR(CheckFormat(format));
+  auto job = Find(id);
+  if (!job) return JobNotFound(id);
+  return job->TriggerSavepoint(target_dir, cancel_job, trigger_id);
+}
+
+Result<TriggerId> LocalDispatcher::StopWithSavepoint(const JobId& id, const std::string& target_dir, bool drain,
+                                                     const std::string& format, std::optional<TriggerId> trigger_id) {
+  WEIR_RETURN_IF_ERROR(CheckFormat(format));
+  auto job = Find(id);
+  if (!job) return JobNotFound(id);
+  return job->StopWithSavepoint(target_dir, drain, trigger_id);
+}
+
+Result<AsyncOperationStatus> LocalDispatcher::GetSavepointStatus(const JobId& id, const TriggerId& trigger) {
+  auto job = Find(id);
+  if (!job) return JobNotFound(id);
+  return job->SavepointStatus(trigger);
+}
+
+Result<TriggerId> LocalDispatcher::DisposeSavepoint(const std::string& path, std::optional<TriggerId> trigger_id) {
+  TriggerId trigger = trigger_id ? *trigger_id : TriggerId::Generate();
+  {
+    std::lock_guard lock(mu_);
+    if (disposals_.count(trigger)) return trigger;
+  }
+  std::string p = path;
+  if (p.rfind("file://", 0) == 0) p = p.substr(7);
+  else if (p.rfind("file:", 0) == 0) p = p.substr(5);
+  AsyncOperationStatus status;
+  status.completed = true;
+  std::error_code ec;
+  fs::path dir = fs::is_directory(p, ec) ? fs::path(p) : fs::path(p).parent_path();
+  fs::path meta = dir / kMetadataFileName;
+  auto file = ReadFile(meta.string());
+  Status valid = file.ok() ? UnframeFile(*file, kMetaMagic, kMetadataVersion, meta.string()).status()
+                           : Status::NotFound("'" + p + "' is not a savepoint: it has no _metadata");
+  if (!valid.ok()) {
+    status.failure = valid.message();
+    status.failure_class = "weir::SavepointDisposalException";
+  } else {
+    Status removed = DiscardSnapshotDirectory(dir.string());
+    if (!removed.ok()) {
+      status.failure = removed.message();
+      status.failure_class = "weir::SavepointDisposalException";
+    }
+  }
+  std::lock_guard lock(mu_);
+  disposals_[trigger] = status;
+  return trigger;
+}
+
+Result<AsyncOperationStatus> LocalDispatcher::GetDisposalStatus(const TriggerId& trigger) {
+  std::lock_guard lock(mu_);
+  auto it = disposals_.find(trigger);
+  if (it == disposals_.end()) return Status::NotFound("disposal trigger '" + trigger.ToHex() + "' not found");
+  return it->second;
 }
 
 Result<JarInfo> LocalDispatcher::UploadJar(const std::string& original_name, const std::string& bytes) {

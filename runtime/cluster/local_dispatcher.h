@@ -43,6 +43,13 @@ class LocalDispatcher final : public Dispatcher {
   Result<CheckpointingStats> GetCheckpointStats(const JobId& id) override;
   Result<CheckpointConfigInfo> GetCheckpointConfig(const JobId& id) override;
   Result<CheckpointStatsEntry> GetCheckpointDetails(const JobId& id, int64_t checkpoint_id) override;
+  Result<TriggerId> TriggerSavepoint(const JobId& id, const std::string& target_dir, bool cancel_job,
+                                     const std::string& format, std::optional<TriggerId> trigger_id) override;
+  Result<TriggerId> StopWithSavepoint(const JobId& id, const std::string& target_dir, bool drain,
+                                      const std::string& format, std::optional<TriggerId> trigger_id) override;
+  Result<AsyncOperationStatus> GetSavepointStatus(const JobId& id, const TriggerId& trigger) override;
+  Result<TriggerId> DisposeSavepoint(const std::string& path, std::optional<TriggerId> trigger_id) override;
+  Result<AsyncOperationStatus> GetDisposalStatus(const TriggerId& trigger) override;
   Result<JarInfo> UploadJar(const std::string& original_name, const std::string& bytes) override;
   std::vector<JarInfo> ListJars() override;
   Status DeleteJar(const std::string& jar_id) override;
@@ -58,6 +65,7 @@ class LocalDispatcher final : public Dispatcher {
   std::mutex mu_;
   std::map<JobId, std::shared_ptr<JobMaster>> jobs_;
   std::map<std::string, JarInfo> jars_;
+  std::map<TriggerId, AsyncOperationStatus> disposals_;
 };
 
 }  // namespace weir::runtime

@@ -86,8 +86,11 @@ struct Task::Impl {
   std::map<int64_t, Seen> at_least_once_counts;  // at-least-once: barriers seen per id
   bool input_ended = false;          // operators finished (end of data)
   std::set<int> data_ended_channels;  // channels that delivered EndOfData
-  int64_t first_checkpoint_after_end = -1;  // first checkpoint taken after end of data
+  int64_t first_checkpoint_after_end = -1;  // the checkpoint to wait for before ending
   bool final_checkpoint_done = false;
+  int64_t sync_savepoint = -1;  // stop-with-savepoint in progress
+  bool stopped = false;         // stopped by a sync savepoint without drain: no finish()
+  bool draining = false;        // stop --drain: the source ends its input now
 };
 
 Task::Task(TaskSpec spec, InputGate* gate, TaskListener* listener)
@@ -140,7 +143,18 @@ void Task::NotifyCheckpointComplete(int64_t checkpoint_id) {
 void Task::NotifyCheckpointAborted(int64_t checkpoint_id) {
   gate_->PutMail([this, checkpoint_id] {
     for (auto& op : impl_->operators) op->NotifyCheckpointAborted(checkpoint_id);
+    auto& impl = *impl_;
+    if (checkpoint_id == impl.sync_savepoint) {
+      // The stop-with-savepoint failed: the job goes on.
+      impl.sync_savepoint = -1;
+      impl.stopped = false;
+      if (!impl.input_ended) impl.first_checkpoint_after_end = -1;
+    }
   });
+}
+
+void Task::EndInput() {
+  gate_->PutMail([this] { impl_->draining = true; });
 }
 
 void Task::SetUp() {
@@ -260,34 +274,52 @@ void Task::RunSourceLoop() {
   auto& impl = *impl_;
   InputGate::Mail mail;
   while (true) {
-    while (gate_->TakeMail(&mail)) mail();
-    if (cancel_requested_.load(std::memory_order_relaxed)) throw TaskCancelled{};
-    int64_t wake = -1;
-    SourceStatus st = impl.source->EmitNext(kSourceBatch, &wake);
-    if (st == SourceStatus::kEndOfInput) break;
-    if (st == SourceStatus::kNothingAvailable) {
-      FlushOutputs();
-      auto next = gate_->Take(nullptr, wake);
-      if (next.kind == InputGate::Next::Kind::kMail) next.mail();
-      if (next.kind == InputGate::Next::Kind::kCancelled) throw TaskCancelled{};
+    // Emit until the input ends, a drain ends it, or a stop-with-savepoint stops it.
+    bool ended = false;
+    while (!impl.stopped) {
+      while (gate_->TakeMail(&mail)) mail();
+      if (cancel_requested_.load(std::memory_order_relaxed)) throw TaskCancelled{};
+      if (impl.stopped) break;
+      if (impl.draining) {
+        ended = true;
+        break;
+      }
+      int64_t wake = -1;
+      SourceStatus st = impl.source->EmitNext(kSourceBatch, &wake);
+      if (st == SourceStatus::kEndOfInput) {
+        ended = true;
+        break;
+      }
+      if (st == SourceStatus::kNothingAvailable) {
+        FlushOutputs();
+        auto next = gate_->Take(nullptr, wake);
+        if (next.kind == InputGate::Next::Kind::kMail) next.mail();
+        if (next.kind == InputGate::Next::Kind::kCancelled) throw TaskCancelled{};
+      }
     }
+    if (ended && !impl.input_ended) {
+      EndOfInput();
+      listener_->OnEndOfData(*this);
+    }
+    if (AwaitFinalCheckpoint()) break;
+    // A stop-with-savepoint failed: emit again.
   }
-  EndOfInput();
-  listener_->OnEndOfData(*this);
-  AwaitFinalCheckpoint();
   BroadcastEvent(Buffer::Event(Buffer::Kind::kEndOfPartition));
 }
 
-void Task::AwaitFinalCheckpoint() {
+bool Task::AwaitFinalCheckpoint() {
   auto& impl = *impl_;
-  if (!spec_.checkpointing_enabled) return;
   FlushOutputs();
   while (!impl.final_checkpoint_done) {
+    bool must_wait = spec_.checkpointing_enabled || impl.sync_savepoint >= 0 || impl.draining;
+    if (!must_wait) return true;
+    if (!impl.stopped && !impl.input_ended) return false;
     auto next = gate_->WaitForMail();
     if (next.kind == InputGate::Next::Kind::kCancelled) throw TaskCancelled{};
     next.mail();
     FlushOutputs();
   }
+  return true;
 }
 
 void Task::RunInputLoop() {
@@ -302,8 +334,9 @@ void Task::RunInputLoop() {
         break;
       case InputGate::Next::Kind::kEndOfInput:
         // Every channel ended (EndOfPartition). Channels end only after their
-        // EndOfData, so the operators have finished already.
-        if (!impl_->input_ended) EndOfInput();
+        // EndOfData (operators have finished) or after a stop-with-savepoint
+        // (operators are not finished: Flink's stop without --drain).
+        if (!impl_->input_ended && !impl_->stopped) EndOfInput();
         AwaitFinalCheckpoint();
         BroadcastEvent(Buffer::Event(Buffer::Kind::kEndOfPartition));
         return;
@@ -460,6 +493,13 @@ void Task::PerformCheckpoint(const CheckpointBarrier& barrier) {
   }
   if (impl.source) impl.latest_started = std::max(impl.latest_started, barrier.id);
   if (impl.input_ended && impl.first_checkpoint_after_end < 0) impl.first_checkpoint_after_end = barrier.id;
+  if (barrier.kind == CheckpointKind::kSyncSavepoint) {
+    // Stop-with-savepoint: nothing more is emitted; the task ends once the savepoint
+    // is complete (and so committed).
+    impl.sync_savepoint = barrier.id;
+    impl.first_checkpoint_after_end = barrier.id;
+    if (!impl.input_ended) impl.stopped = true;
+  }
   impl.pending_checkpoint = -1;
   impl.barrier_channels.clear();
   gate_->UnblockAll();

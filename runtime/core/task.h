@@ -94,6 +94,9 @@ class Task {
   void TriggerCheckpoint(const CheckpointBarrier& barrier);
   void NotifyCheckpointComplete(int64_t checkpoint_id);
   void NotifyCheckpointAborted(int64_t checkpoint_id);
+  // Source tasks: end the input now (stop --drain); operators finish as at the end of
+  // a bounded input.
+  void EndInput();
 
   // Metrics (read from any thread).
   int64_t records_in() const { return records_in_.load(std::memory_order_relaxed); }
@@ -109,9 +112,11 @@ class Task {
   void RunSourceLoop();
   void RunInputLoop();
   void EndOfInput();
-  // With checkpointing: runs mail until a checkpoint taken after the end of input
-  // has completed (so two-phase-commit sinks have committed everything).
-  void AwaitFinalCheckpoint();
+  // With checkpointing (or a stop-with-savepoint): runs mail until the checkpoint
+  // taken after the end of input (or the synchronous savepoint) has completed, so
+  // two-phase-commit sinks have committed everything. Returns false when the task
+  // must go on instead (its stop-with-savepoint failed).
+  bool AwaitFinalCheckpoint();
   void FlushOutputs();
   void HandleBuffer(int channel, Buffer& buffer);
   void HandleBarrier(int channel, const CheckpointBarrier& barrier);

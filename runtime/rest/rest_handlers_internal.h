@@ -1,6 +1,7 @@
 #pragma once
 // The handlers of the REST API, one file per resource: cluster_handlers.cc (/overview,
 // /config), job_handlers.cc (/jobs...), checkpoint_handlers.cc (/jobs/:jobid/checkpoints...),
+// savepoint_handlers.cc (/jobs/:jobid/savepoints..., /jobs/:jobid/stop, /savepoint-disposal...),
 // jar_handlers.cc (/jars...). Internal to runtime/rest.
 
 #include <atomic>
@@ -26,6 +27,7 @@ struct RestContext {
 void RegisterClusterHandlers(Router& router, const RestContext& ctx);
 void RegisterJobHandlers(Router& router, const RestContext& ctx);
 void RegisterCheckpointHandlers(Router& router, const RestContext& ctx);
+void RegisterSavepointHandlers(Router& router, const RestContext& ctx);
 void RegisterJarHandlers(Router& router, const RestContext& ctx);
 
 // In a handler: `WEIR_REST_ASSIGN_OR_RESPOND(auto x, MakeX());` returns the error

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/common/ids.h"
 #include "lib/common/status.h"
 #include "runtime/cluster/job_status.h"
 #include "runtime/rest/rest_router_internal.h"
@@ -92,6 +93,61 @@ Result<nlohmann::json> CheckpointingStatisticsJson(const CheckpointingStats& sta
 // case as Flink's ProcessingModeSerializer does (the OpenAPI enum is upper case).
 // Internal when the mode is neither exactly_once nor at_least_once.
 Result<nlohmann::json> CheckpointConfigJson(const CheckpointConfigInfo& config);
+
+// --- Savepoints, stop-with-savepoint and disposal (savepoint_json.cc), reference §2.2-2.3,
+// §4.1-4.3 ---
+//
+// The request bodies are read as Flink's Jackson mapper does for these classes: an empty
+// body is {}, null fields count as absent, unknown fields are rejected (Flink's strict
+// mapper), booleans may also be the strings "true" / "false". formatType is accepted in
+// any case (Flink's CLI upper-cases it; Jackson itself would not). An empty target
+// directory is rejected here (Flink would fail the savepoint later); leave the field out
+// to use execution.checkpointing.savepoint-dir.
+
+// POST /jobs/:jobid/savepoints: SavepointTriggerRequestBody.
+struct SavepointTriggerRequest {
+  std::string target_directory;         // "target-directory"; empty: the configured default
+  bool cancel_job = false;              // "cancel-job"
+  std::string format_type = "CANONICAL";  // "formatType": CANONICAL | NATIVE
+  std::optional<TriggerId> trigger_id;  // "triggerId"
+};
+// POST /jobs/:jobid/stop: StopWithSavepointRequestBody (camelCase "targetDirectory").
+struct StopWithSavepointRequest {
+  std::string target_directory;         // "targetDirectory"; empty: the configured default
+  bool drain = false;                   // "drain"
+  std::string format_type = "CANONICAL";
+  std::optional<TriggerId> trigger_id;  // "triggerId"
+};
+
+// InvalidArgument naming the field (and the body class in the hint) for malformed JSON,
+// a non-object body, unknown fields, wrong types, a formatType other than CANONICAL /
+// NATIVE, a triggerId that is not 32 hex characters, or an empty target directory.
+Result<SavepointTriggerRequest> ParseSavepointTriggerRequest(const std::string& body);
+Result<StopWithSavepointRequest> ParseStopWithSavepointRequest(const std::string& body);
+// POST /savepoint-disposal: SavepointDisposalRequest {"savepoint-path"}; the path.
+// InvalidArgument as above, and when "savepoint-path" is missing, null or empty.
+Result<std::string> ParseSavepointDisposalRequest(const std::string& body);
+
+// TriggerResponse {"request-id": "<32 hex>"}.
+nlohmann::json TriggerResponseJson(const TriggerId& trigger);
+
+// SerializedThrowable {"class", "stack-trace", "serialized-throwable": ""}. The stack
+// trace is written as Java's stringified exception, "<class>: <text>", unless `text`
+// already starts with the class name; there is no Java serialization blob to give.
+nlohmann::json SerializedThrowableJson(const std::string& class_name, const std::string& text);
+// The class written when an AsyncOperationStatus carries a failure but no class.
+constexpr char kDefaultSavepointFailureClass[] = "weir::SavepointException";
+
+// GET /jobs/:jobid/savepoints/:triggerid: AsynchronousOperationResult with a
+// SavepointInfo operation: {"status": {"id": "IN_PROGRESS"}, "operation": null}, or
+// COMPLETED with {"location"} or {"failure-cause"} (never both, as Flink's SavepointInfo
+// with JsonInclude NON_NULL). Internal when a completed status has neither a location nor
+// a failure (a dispatcher bug).
+Result<nlohmann::json> SavepointStatusJson(const AsyncOperationStatus& status);
+// GET /savepoint-disposal/:triggerid: AsynchronousOperationResult with an
+// AsynchronousOperationInfo operation: null while in progress, then
+// {"failure-cause": null} on success or {"failure-cause": {...}} on failure.
+nlohmann::json DisposalStatusJson(const AsyncOperationStatus& status);
 
 // Splits Flink's deprecated single-string "programArgs" on whitespace; single or
 // double quotes group (and are removed). InvalidArgument on an unbalanced quote.

@@ -110,6 +110,7 @@ RestServer::RestServer(Dispatcher& dispatcher, RestServerOptions options)
   RegisterClusterHandlers(impl->router, impl->ctx);
   RegisterJobHandlers(impl->router, impl->ctx);
   RegisterCheckpointHandlers(impl->router, impl->ctx);
+  RegisterSavepointHandlers(impl->router, impl->ctx);
   RegisterJarHandlers(impl->router, impl->ctx);
 
   httplib::Server& svr = impl->server;

@@ -109,8 +109,10 @@ void FileSinkWriter::Write(const std::string& line) {
   }
   part_bytes_ += static_cast<int64_t>(line.size()) + 1;
   if (part_bytes_ >= roll_size_) {
-    // Roll: the full part waits for the next checkpoint like any other.
+    // Roll: with checkpointing the full part waits for the next checkpoint like any
+    // other; without, it is committed now.
     ClosePartToPending(checkpointing_ ? -1 : 0);
+    if (!checkpointing_) CommitUpTo(0);
   }
 }
 
@@ -126,10 +128,12 @@ void FileSinkWriter::ClosePartToPending(int64_t checkpoint_id) {
   fs::rename(in_progress_path_, fs::path(dir_) / pending, ec);
   if (ec) throw std::runtime_error("file sink: cannot rename '" + in_progress_path_ + "': " + ec.message());
   pending_.emplace_back(checkpoint_id, pending);
-  if (!checkpointing_) CommitUpTo(0);
 }
 
 void FileSinkWriter::PrepareCommit(int64_t checkpoint_id) {
+  // Rolled parts without checkpointing are committed at once (there is nothing to
+  // wait for); the ones of this snapshot wait for it to complete.
+  if (!checkpointing_) CommitUpTo(0);
   ClosePartToPending(checkpoint_id);
   // Parts rolled by size since the last checkpoint belong to this one.
   for (auto& [cp, name] : pending_) {
@@ -165,9 +169,11 @@ void FileSinkWriter::CommitUpTo(int64_t checkpoint_id) {
 }
 
 void FileSinkWriter::Finish() {
-  // Without checkpointing everything is committed now. With checkpointing the last
-  // part becomes pending and is committed by the final checkpoint.
+  // With checkpointing the last part becomes pending and is committed by the final
+  // checkpoint. Without, everything is committed now, including parts pre-committed
+  // by savepoints (which never commit by themselves).
   ClosePartToPending(checkpointing_ ? -1 : 0);
+  if (!checkpointing_) CommitUpTo(INT64_MAX);
 }
 
 void FileSinkWriter::Close() {

@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "runtime/checkpoint/snapshot.h"
+#include "lib/format/snapshot_io.h"
 #include "runtime/cluster/local_dispatcher.h"
 #include "tests/runtime/cluster/test_support.h"
 
@@ -116,10 +116,10 @@ TEST_CASE("restore from a retained checkpoint continues exactly where it was (-s
 
   // Restore from the job's checkpoint directory: the newest complete chk-<n> is taken.
   std::string note;
-  auto chosen = weir::runtime::ResolveSnapshotPath(job_dir.string(), &note);
+  auto chosen = weir::ResolveSnapshotPath(job_dir.string(), &note);
   REQUIRE(chosen.ok());
   CHECK(note.find("chk-") != std::string::npos);
-  auto snapshot = weir::runtime::LoadSnapshot(*chosen);
+  auto snapshot = weir::LoadSnapshot(*chosen);
   REQUIRE(snapshot.ok());
   JarRunRequest second;
   second.program_args = first.program_args;
@@ -151,7 +151,7 @@ TEST_CASE("restore refuses missing, foreign, truncated and corrupt snapshots, na
   REQUIRE(dispatcher.CancelJob(*id).ok());
   REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kCanceled);
   std::string note;
-  auto chk = weir::runtime::ResolveSnapshotPath((tmp.path / "checkpoints" / id->ToHex()).string(), &note);
+  auto chk = weir::ResolveSnapshotPath((tmp.path / "checkpoints" / id->ToHex()).string(), &note);
   REQUIRE(chk.ok());
 
   auto try_restore = [&](const std::string& path) {

@@ -2,13 +2,23 @@
 // FakeDispatcher: an in-memory Dispatcher for testing the REST layer on its own. Jobs
 // and jars are whatever the test puts in; calls are recorded so tests can check what
 // the server passed through. Thread-safe, as the interface requires.
+//
+// Savepoints, stops and disposals are in-memory operations that report IN_PROGRESS on
+// their first status poll and are COMPLETED from the second on. A savepoint into
+// kFailingSavepointDir fails; so does disposing a path that is not a known savepoint
+// (completed savepoints and AddSavepoint paths are known). When a savepoint completes,
+// a cancel-job savepoint leaves its job CANCELED and a stop leaves it FINISHED.
 
+#include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "lib/common/ids.h"
 #include "runtime/cluster/dispatcher.h"
+#include "runtime/rest/rest_json_internal.h"  // RestJobStatusName
 
 namespace weir::runtime::testing {
 
@@ -46,7 +56,44 @@ class FakeDispatcher : public Dispatcher {
     next_job_id_ = id;
   }
 
+  // Savepoints into this directory fail (in their status, as a write error would).
+  static constexpr char kFailingSavepointDir[] = "/unwritable";
+  // The directory a trigger without one uses; empty (the default): none is configured,
+  // and such triggers fail with InvalidArgument as in Flink.
+  void set_default_savepoint_dir(std::string dir) {
+    std::lock_guard<std::mutex> l(mu_);
+    default_savepoint_dir_ = std::move(dir);
+  }
+  // Makes `path` a savepoint that DisposeSavepoint can delete.
+  void AddSavepoint(std::string path) {
+    std::lock_guard<std::mutex> l(mu_);
+    savepoints_.insert(std::move(path));
+  }
+  bool HasSavepoint(const std::string& path) {
+    std::lock_guard<std::mutex> l(mu_);
+    return savepoints_.count(path) > 0;
+  }
+
   // --- recorded calls ---
+  // One TriggerSavepoint (stop == false) or StopWithSavepoint (stop == true) that was
+  // accepted; `cancel_or_drain` is cancel_job or drain.
+  struct SavepointCall {
+    JobId job;
+    std::string target_dir;
+    bool stop = false;
+    bool cancel_or_drain = false;
+    std::string format;
+    std::optional<TriggerId> requested_trigger;
+  };
+  std::vector<SavepointCall> savepoint_calls() {
+    std::lock_guard<std::mutex> l(mu_);
+    return savepoint_calls_;
+  }
+  // The paths DisposeSavepoint was called with.
+  std::vector<std::string> disposal_calls() {
+    std::lock_guard<std::mutex> l(mu_);
+    return disposal_calls_;
+  }
   std::vector<JobId> cancelled() {
     std::lock_guard<std::mutex> l(mu_);
     return cancelled_;
@@ -123,6 +170,69 @@ class FakeDispatcher : public Dispatcher {
     return Status::NotFound("checkpoint " + std::to_string(checkpoint_id) + " of job '" +
                             id.ToHex() + "' not found");
   }
+  Result<TriggerId> TriggerSavepoint(const JobId& id, const std::string& target_dir, bool cancel_job,
+                                     const std::string& format,
+                                     std::optional<TriggerId> trigger_id) override {
+    std::lock_guard<std::mutex> l(mu_);
+    return StartSavepoint(id, target_dir, /*stop=*/false, cancel_job, format, trigger_id);
+  }
+  Result<TriggerId> StopWithSavepoint(const JobId& id, const std::string& target_dir, bool drain,
+                                      const std::string& format,
+                                      std::optional<TriggerId> trigger_id) override {
+    std::lock_guard<std::mutex> l(mu_);
+    return StartSavepoint(id, target_dir, /*stop=*/true, drain, format, trigger_id);
+  }
+  Result<AsyncOperationStatus> GetSavepointStatus(const JobId& id,
+                                                  const TriggerId& trigger) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!Known(id)) return NotFound(id);
+    auto it = savepoint_ops_.find({id, trigger});
+    if (it == savepoint_ops_.end()) {
+      return Status::NotFound("no savepoint operation '" + trigger.ToHex() + "' for job '" +
+                              id.ToHex() + "'");
+    }
+    Operation& op = it->second;
+    if (++op.polls < 2) return AsyncOperationStatus{};
+    if (!op.applied) {
+      op.applied = true;
+      if (!op.result.failure) {
+        savepoints_.insert(op.result.location);
+        if (op.end_state) Find(id)->status = *op.end_state;
+      }
+    }
+    return op.result;
+  }
+  Result<TriggerId> DisposeSavepoint(const std::string& path,
+                                     std::optional<TriggerId> trigger_id) override {
+    std::lock_guard<std::mutex> l(mu_);
+    TriggerId trigger = trigger_id ? *trigger_id : Id16::Generate();
+    if (disposal_ops_.count(trigger)) return trigger;  // a retried request
+    disposal_calls_.push_back(path);
+    Operation op;
+    op.result.completed = true;
+    op.disposal_path = path;
+    if (!savepoints_.count(path)) {
+      op.result.failure = "'" + path + "' is not a savepoint: it has no _metadata file";
+      op.result.failure_class = "weir::SavepointDisposalException";
+    }
+    disposal_ops_[trigger] = op;
+    return trigger;
+  }
+  Result<AsyncOperationStatus> GetDisposalStatus(const TriggerId& trigger) override {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = disposal_ops_.find(trigger);
+    if (it == disposal_ops_.end()) {
+      return Status::NotFound("no savepoint disposal operation '" + trigger.ToHex() + "'");
+    }
+    Operation& op = it->second;
+    if (++op.polls < 2) return AsyncOperationStatus{};
+    if (!op.applied) {
+      op.applied = true;
+      if (!op.result.failure) savepoints_.erase(op.disposal_path);
+    }
+    return op.result;
+  }
+
   Result<JarInfo> UploadJar(const std::string& original_name, const std::string& bytes) override {
     std::lock_guard<std::mutex> l(mu_);
     if (bytes.rfind("\x7f" "ELF", 0) != 0) {
@@ -166,6 +276,60 @@ class FakeDispatcher : public Dispatcher {
   }
 
  private:
+  // A savepoint, stop or disposal: its final status (returned from the second poll on)
+  // and what completing it does.
+  struct Operation {
+    int polls = 0;
+    bool applied = false;  // the completion's effects happened
+    AsyncOperationStatus result;
+    std::optional<JobStatus> end_state;  // the job's state after a successful savepoint
+    std::string disposal_path;
+  };
+
+  // Called with mu_ held.
+  Result<TriggerId> StartSavepoint(const JobId& id, const std::string& target_dir, bool stop,
+                                   bool cancel_or_drain, const std::string& format,
+                                   std::optional<TriggerId> trigger_id) {
+    JobInfo* job = Find(id);
+    if (job == nullptr) return NotFound(id);
+    if (trigger_id && savepoint_ops_.count({id, *trigger_id})) return *trigger_id;  // a retry
+    if (job->status != JobStatus::kRunning) {
+      return Status::FailedPrecondition("job '" + id.ToHex() + "' is not running (it is " +
+                                        RestJobStatusName(job->status) + ")");
+    }
+    std::string dir = target_dir.empty() ? default_savepoint_dir_ : target_dir;
+    if (dir.empty()) {
+      return Status::InvalidArgument("no savepoint target directory is given and "
+                                     "execution.checkpointing.savepoint-dir is not set")
+          .WithHint("pass a target directory or set execution.checkpointing.savepoint-dir");
+    }
+    if (format != "CANONICAL" && format != "NATIVE") {
+      return Status::InvalidArgument("unknown savepoint format '" + format + "'");
+    }
+    TriggerId trigger = trigger_id ? *trigger_id : Id16::Generate();
+    savepoint_calls_.push_back({id, target_dir, stop, cancel_or_drain, format, trigger_id});
+    Operation op;
+    op.result.completed = true;
+    if (dir == kFailingSavepointDir) {
+      op.result.failure = "could not write the savepoint to '" + dir + "': Permission denied";
+      op.result.failure_class = "weir::SavepointException";
+    } else {
+      std::string base = dir.find(':') == std::string::npos ? "file:" + dir : dir;
+      while (base.size() > 1 && base.back() == '/') base.pop_back();
+      op.result.location = base + "/savepoint-" + id.ToHex().substr(0, 6) + "-" +
+                           trigger.ToHex().substr(0, 12);
+      if (stop) op.end_state = JobStatus::kFinished;
+      else if (cancel_or_drain) op.end_state = JobStatus::kCanceled;
+    }
+    savepoint_ops_[{id, trigger}] = op;
+    return trigger;
+  }
+  JobInfo* Find(const JobId& id) {
+    for (auto& j : jobs_) {
+      if (j.id == id) return &j;
+    }
+    return nullptr;
+  }
   bool Known(const JobId& id) const {
     for (const auto& j : jobs_) {
       if (j.id == id) return true;
@@ -195,6 +359,12 @@ class FakeDispatcher : public Dispatcher {
   std::vector<JobId> cancelled_;
   std::vector<std::pair<std::string, JarRunRequest>> runs_;
   std::vector<std::pair<std::string, std::string>> uploads_;
+  std::string default_savepoint_dir_;
+  std::set<std::string> savepoints_;
+  std::map<std::pair<JobId, TriggerId>, Operation> savepoint_ops_;
+  std::map<TriggerId, Operation> disposal_ops_;
+  std::vector<SavepointCall> savepoint_calls_;
+  std::vector<std::string> disposal_calls_;
 };
 
 }  // namespace weir::runtime::testing

@@ -40,6 +40,10 @@ std::unique_ptr<OpenApiSpec> OpenApiSpec::Load(const std::string& path, std::str
   }
 }
 
+YAML::Node OpenApiSpec::Schema(const std::string& name) const {
+  return Dig(root_, {"components", "schemas", name});
+}
+
 bool OpenApiSpec::HasPath(const std::string& path) const {
   return !Dig(root_, {"paths", path}).IsNull();
 }
@@ -132,6 +136,28 @@ void OpenApiSpec::CheckNode(const nlohmann::json& value, const YAML::Node& raw_s
     }
     return;
   }
+  // oneOf / anyOf: the value must fit at least one alternative. (Flink's alternatives
+  // overlap — AsynchronousOperationInfo's only property is also SavepointInfo's — so
+  // "exactly one" would reject what Flink itself writes.)
+  if (schema["oneOf"] || schema["anyOf"]) {
+    const char* keyword = schema["oneOf"] ? "oneOf" : "anyOf";
+    std::vector<std::string> misfits;
+    for (const auto& alternative : schema[keyword]) {
+      std::vector<std::string> found;
+      CheckNode(value, alternative, where, sets, &found);
+      if (found.empty()) return;
+      std::string name = "an inline schema";
+      if (alternative.IsMap() && alternative["$ref"]) {
+        std::string ref = alternative["$ref"].as<std::string>();
+        name = ref.substr(ref.find_last_of('/') + 1);
+      }
+      for (const auto& f : found) misfits.push_back("  as " + name + ": " + f);
+    }
+    problems->push_back(where + ": fits none of the " + keyword + " alternatives");
+    problems->insert(problems->end(), misfits.begin(), misfits.end());
+    return;
+  }
+
   std::string type = schema["type"] ? schema["type"].as<std::string>() : "";
   if (type.empty() && (schema["properties"] || schema["additionalProperties"] ||
                        schema["allOf"])) {

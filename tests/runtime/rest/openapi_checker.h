@@ -8,7 +8,8 @@
 // with neither properties nor additionalProperties (RawJson) accepts any object.
 // null is accepted only at the paths the caller lists (Flink writes some nullable
 // fields as null, e.g. JobExceptionsInfo's "root-exception"); "allOf" schemas merge
-// their parts, and a "discriminator" (CheckpointStatistics' "className") picks the
+// their parts, "oneOf" / "anyOf" need the value to fit at least one alternative, and a
+// "discriminator" (CheckpointStatistics' "className") picks the
 // mapped schema. Paths look like "$.history[0].id"; in the caller's sets "[*]" stands
 // for any index.
 
@@ -45,6 +46,8 @@ class OpenApiSpec {
                                  const std::set<std::string>& unchecked_paths = {}) const;
 
   bool HasPath(const std::string& path) const;
+  // The named schema of components.schemas ("SavepointInfo"); a null node when absent.
+  YAML::Node Schema(const std::string& name) const;
 
  private:
   explicit OpenApiSpec(YAML::Node root) : root_(std::move(root)) {}

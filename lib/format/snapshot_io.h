@@ -1,16 +1,15 @@
 #pragma once
-// CompletedSnapshot: a completed checkpoint or savepoint as the runtime holds it,
-// its writing to and loading from a snapshot directory, and the assignment of its
-// state to the subtasks of a (possibly rescaled) job.
+// CompletedSnapshot: a completed checkpoint or savepoint in memory, and its writing
+// to and loading from a snapshot directory. Used by the runtime and by `weir inspect`.
 
 #include <map>
 #include <string>
 #include <vector>
 
 #include "lib/api/state_snapshot.h"
-#include "runtime/checkpoint/metadata.h"
+#include "lib/format/checkpoint_format.h"
 
-namespace weir::runtime {
+namespace weir {
 
 struct CompletedSnapshot {
   struct Operator {
@@ -43,14 +42,8 @@ Result<CompletedSnapshot> LoadSnapshot(const std::string& path);
 // directories: the newest one with a `_metadata` is taken; `chosen` tells which).
 Result<std::string> ResolveSnapshotPath(const std::string& path, std::string* chosen_note);
 
-// The state subtask `subtask` of an operator with `parallelism` subtasks and
-// `max_parallelism` key groups gets from `op`: keyed state by key group, split list
-// state evenly (each subtask keeps its own list when the parallelism is unchanged),
-// union list state whole, broadcast state from subtask 0.
-RestoredState AssignState(const CompletedSnapshot::Operator& op, int parallelism, int max_parallelism, int subtask);
-
 // Deletes a snapshot directory (metadata first, so a half-deleted snapshot is never
 // taken for a complete one).
 Status DiscardSnapshotDirectory(const std::string& dir);
 
-}  // namespace weir::runtime
+}  // namespace weir

@@ -1,4 +1,4 @@
-#include "runtime/checkpoint/metadata.h"
+#include "lib/format/checkpoint_format.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 
 namespace fs = std::filesystem;
 
-namespace weir::runtime {
+namespace weir {
 
 namespace {
 
@@ -242,4 +242,4 @@ Result<Bytes> ReadFile(const std::string& path) {
   return data;
 }
 
-}  // namespace weir::runtime
+}  // namespace weir

@@ -21,7 +21,7 @@
 #include "lib/common/ids.h"
 #include "lib/common/status.h"
 
-namespace weir::runtime {
+namespace weir {
 
 inline constexpr uint32_t kMetadataVersion = 1;
 inline constexpr uint32_t kStateFileVersion = 1;
@@ -76,8 +76,8 @@ inline constexpr char kMetaMagic[8] = {'W', 'E', 'I', 'R', 'M', 'E', 'T', 'A'};
 Status WriteFileDurably(const std::string& path, const Bytes& contents);
 Result<Bytes> ReadFile(const std::string& path);
 
-}  // namespace weir::runtime
+}  // namespace weir
 
-namespace weir::runtime {
+namespace weir {
 inline uint32_t Crc32cOf(const Bytes& b) { return Crc32c(b.data(), b.size()); }
-}  // namespace weir::runtime
+}  // namespace weir
