@@ -3,6 +3,8 @@
 
 #include <cctype>
 
+#include "lib/common/ids.h"
+
 namespace weir::cli::internal {
 
 std::string WeirFormatter::make_usage(const CLI::App* app, std::string name) const {
@@ -18,7 +20,9 @@ std::string WeirFormatter::make_option_name(const CLI::Option* opt, bool is_posi
   }
   for (const auto& sname : opt->get_snames()) names.push_back("-" + sname);
   for (const auto& lname : opt->get_lnames()) {
-    if (single_dash_names.count(lname) == 0) names.push_back("--" + lname);
+    if (single_dash_names.count(lname) == 0 || both_dash_names.count(lname) != 0) {
+      names.push_back("--" + lname);
+    }
   }
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -43,6 +47,16 @@ void AddFinalCheck(CLI::App& app, std::function<void()> check) {
     app.callback([f] {
       for (const auto& c : f->final_checks) c();
     });
+  }
+}
+
+void CheckJobIdText(bool given, const std::string& text, const std::string& what,
+                    const std::string& hint) {
+  const std::string list_hint = "run 'weir list' to see the running jobs";
+  if (!given) throw UsageError("missing JobID; specify " + what, list_hint);
+  if (!Id16::Parse(text).ok()) {
+    throw UsageError("cannot parse JobID from \"" + text + "\": a JobID is 32 hex characters",
+                     hint.empty() ? list_hint : hint);
   }
 }
 

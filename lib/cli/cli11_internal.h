@@ -32,6 +32,8 @@ class WeirFormatter : public CLI::Formatter {
 
   std::string usage;                        // without "Usage: "; empty: CLI11's default
   std::set<std::string> single_dash_names;  // long names written with one dash: "cm", "rm"
+  // Of those, the ones --help shows with both spellings ("-type, --type").
+  std::set<std::string> both_dash_names;
   // Checks run in order after a successful parse (see AddFinalCheck). Kept here because the
   // formatter is the one piece of per-App state weir owns.
   std::vector<std::function<void()>> final_checks;
@@ -44,6 +46,13 @@ WeirFormatter& FormatterOf(CLI::App& app);
 // --help). It throws UsageError to reject the command line. Several checks compose; they
 // use the App's final callback, so nothing else may set app.callback().
 void AddFinalCheck(CLI::App& app, std::function<void()> check);
+
+// The checks of a <jobId> positional (see AddJobIdArgument in common_options.h): throws
+// UsageError `missing JobID; specify <what>` when !given, and `cannot parse JobID from
+// "<text>": ...` when `text` is not 32 hex characters. `hint` replaces the default hint
+// ("run 'weir list' to see the running jobs") of the malformed case when not empty.
+void CheckJobIdText(bool given, const std::string& text, const std::string& what,
+                    const std::string& hint = {});
 
 // Lower-cases the first letter of a CLI11 message ("The following argument..." → "the ..."),
 // unless the second letter is upper-case too ("JobID").

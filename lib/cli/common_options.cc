@@ -30,21 +30,23 @@ void AddCommonOptions(CLI::App& app, CommonOptions& options) {
                "Print debug messages and configuration warnings on stderr");
 }
 
+void AddLocalToolOptions(CLI::App& app, CommonOptions& options) {
+  options.offline = true;
+  app.add_option("--output", options.output,
+                 "Output format: text (the default) or json (one JSON document)")
+      ->option_text("json|text")
+      ->transform(CLI::IsMember({"json", "text"}, CLI::ignore_case))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_flag("-v,--verbose", options.verbose, "Print debug messages on stderr");
+}
+
 void AddJobIdArgument(CLI::App& app, std::string& job_id, const std::string& what) {
   app.add_option("jobId", job_id, "The JobID of the job (32 hex characters)")
       ->option_text("<jobId>");
   // Checked after parsing, so that a missing id and a bad id read like Flink's messages.
   CLI::Option* option = app.get_option("jobId");
   internal::AddFinalCheck(app, [&job_id, option, what] {
-    if (option->count() == 0) {
-      throw internal::UsageError("missing JobID; specify " + what,
-                                 "run 'weir list' to see the running jobs");
-    }
-    if (!Id16::Parse(job_id).ok()) {
-      throw internal::UsageError(
-          "cannot parse JobID from \"" + job_id + "\": a JobID is 32 hex characters",
-          "run 'weir list' to see the running jobs");
-    }
+    internal::CheckJobIdText(option->count() != 0, job_id, what);
   });
 }
 

@@ -30,6 +30,9 @@ struct CommonOptions {
   std::string jobmanager;                       // -m; empty: rest.address:rest.port
   std::vector<std::string> dynamic_properties;  // -D, in command-line order
   bool verbose = false;                         // -v
+  // Set by AddLocalToolOptions: the tool reads local files only, so RunTool neither loads
+  // the configuration nor resolves an endpoint (a broken conf/ cannot stop it).
+  bool offline = false;
   // Warnings found while parsing (deprecated spellings, ...). RunTool prints them on stderr
   // as `<tool>: warning: <text>`.
   std::vector<std::string> warnings;
@@ -39,6 +42,10 @@ struct CommonOptions {
 
 // Adds the options above (CLI11 already provides -h/--help).
 void AddCommonOptions(CLI::App& app, CommonOptions& options);
+
+// For tools that contact no endpoint (weir inspect): only --output and -v, and sets
+// options.offline.
+void AddLocalToolOptions(CLI::App& app, CommonOptions& options);
 
 // Adds the positional <jobId> of cancel, savepoint and stop, checked while parsing: missing →
 // usage error `missing JobID; specify <what>` (e.g. "the id of the job to cancel"); not 32 hex

@@ -39,8 +39,9 @@ void SetUsage(CLI::App& app, std::string usage) {
 
 std::string GetUsage(CLI::App& app) { return internal::FormatterOf(app).usage; }
 
-void AddSingleDashName(CLI::App& app, const std::string& long_name) {
+void AddSingleDashName(CLI::App& app, const std::string& long_name, bool show_double_dash) {
   internal::FormatterOf(app).single_dash_names.insert(long_name);
+  if (show_double_dash) internal::FormatterOf(app).both_dash_names.insert(long_name);
 }
 
 void PrintStatus(std::ostream& err, const std::string& tool_name, const Status& status) {
@@ -168,12 +169,15 @@ int RunTool(CLI::App& app, const CommonOptions& common, const std::vector<std::s
   };
 
   std::vector<std::string> warnings;
-  Result<Configuration> config = LoadToolConfiguration(common, &warnings);
+  Result<Configuration> config = common.offline ? Result<Configuration>(Configuration())
+                                                : LoadToolConfiguration(common, &warnings);
   if (common.verbose) {
     for (const auto& warning : warnings) err << tool << ": warning: " << warning << '\n';
   }
   if (!config.ok()) return fail(config.status(), FailureKind::kUsage);
-  Result<RestClientOptions> client_options = ResolveRestClientOptions(common, *config);
+  Result<RestClientOptions> client_options = common.offline
+                                                 ? Result<RestClientOptions>(RestClientOptions())
+                                                 : ResolveRestClientOptions(common, *config);
   if (!client_options.ok()) return fail(client_options.status(), FailureKind::kUsage);
 
   ToolContext ctx(tool, common, std::move(config).value(), std::move(client_options).value(),

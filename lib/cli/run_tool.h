@@ -17,7 +17,8 @@
 //     check): `<tool>: <message>` and `hint: ...` on stderr, exit 2;
 //  3. prints the parse warnings, sets the log level (debug with -v, else off);
 //  4. loads the configuration (common_options.h) and resolves the endpoint; an error is a
-//     usage error (exit 2); configuration warnings are printed only with -v;
+//     usage error (exit 2); configuration warnings are printed only with -v; skipped for
+//     an offline tool (CommonOptions::offline: defaults only);
 //  5. runs the body; a non-OK Status is printed as `<tool>: <message>` (+ `hint: <hint>`) on
 //     stderr and, with --output json when the body wrote no document, as
 //     {"error": {"code", "message", "hint"}} on stdout;
@@ -98,8 +99,10 @@ void SetUsage(CLI::App& app, std::string usage);
 std::string GetUsage(CLI::App& app);
 
 // Declares Flink's multi-letter single-dash spellings: with "cm", the token "-cm" is read as
-// "--cm" (which must be a long name of an option) and --help shows it as "-cm".
-void AddSingleDashName(CLI::App& app, const std::string& long_name);
+// "--cm" (which must be a long name of an option) and --help shows it as "-cm" (as
+// "-type, --type" with `show_double_dash`).
+void AddSingleDashName(CLI::App& app, const std::string& long_name,
+                       bool show_double_dash = false);
 
 // Prints a failed Status as RunTool does: `<tool>: <message>`, then `hint: <hint>` if any.
 void PrintStatus(std::ostream& err, const std::string& tool_name, const Status& status);

@@ -1,5 +1,10 @@
 #include "lib/client/flink_rest_client.h"
 
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <thread>
+
 #include <nlohmann/json.hpp>
 
 namespace weir {
@@ -37,7 +42,79 @@ std::optional<FailureCause> ParseFailureCause(const json& obj) {
   return cause;
 }
 
+// {"request-id": "<32 hex>"}: the answer to every trigger.
+Result<TriggerId> ParseTriggerResponse(const RestResponse& response, const std::string& what) {
+  WEIR_ASSIGN_OR_RETURN(json doc, ParseBody(response, what));
+  std::string id = doc.is_object() ? StringField(doc, "request-id") : "";
+  auto trigger = Id16::Parse(id);
+  if (!trigger.ok()) return Unexpected(what, "no valid 'request-id'");
+  return trigger.value();
+}
+
+// {"status":{"id":"IN_PROGRESS"|"COMPLETED"},"operation":{...}|null}. `needs_location`: a
+// completed operation without a failure must carry "location" (savepoints).
+Result<AsyncOperationResult> ParseAsyncOperation(const RestResponse& response,
+                                                 const std::string& what, bool needs_location) {
+  WEIR_ASSIGN_OR_RETURN(json doc, ParseBody(response, what));
+  if (!doc.is_object() || !doc.contains("status") || !doc["status"].is_object()) {
+    return Unexpected(what, "no 'status' object");
+  }
+  AsyncOperationResult result;
+  std::string status_id = StringField(doc["status"], "id");
+  if (status_id == "IN_PROGRESS") return result;
+  if (status_id != "COMPLETED") return Unexpected(what, "status id '" + status_id + "'");
+  result.completed = true;
+  auto op = doc.find("operation");
+  if (op == doc.end() || op->is_null()) {
+    if (needs_location) return Unexpected(what, "a completed operation without 'operation'");
+    return result;
+  }
+  if (!op->is_object()) return Unexpected(what, "'operation' is not an object");
+  if (auto cause = op->find("failure-cause"); cause != op->end() && !cause->is_null()) {
+    result.failure_cause = ParseFailureCause(*cause);
+    if (!result.failure_cause) return Unexpected(what, "'failure-cause' is not an object");
+    return result;
+  }
+  result.location = StringField(*op, "location");
+  if (needs_location && result.location.empty()) {
+    return Unexpected(what, "a completed savepoint has neither 'location' nor 'failure-cause'");
+  }
+  return result;
+}
+
+std::string FormatMillis(std::chrono::milliseconds ms) {
+  if (ms.count() % 60000 == 0) return std::to_string(ms.count() / 60000) + " min";
+  if (ms.count() % 1000 == 0) return std::to_string(ms.count() / 1000) + " s";
+  return std::to_string(ms.count()) + " ms";
+}
+
+// Flink's ExponentialWaitStrategy(10 ms, 2 s) under an overall limit.
+Result<AsyncOperationResult> PollUntilCompleted(
+    const std::function<Result<AsyncOperationResult>()>& poll, std::chrono::milliseconds limit,
+    const std::string& what) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline = Clock::now() + limit;
+  std::chrono::milliseconds delay(10);
+  const std::chrono::milliseconds max_delay(2000);
+  while (true) {
+    WEIR_ASSIGN_OR_RETURN(AsyncOperationResult result, poll());
+    if (result.completed) return result;
+    Clock::time_point now = Clock::now();
+    if (now >= deadline) {
+      return Status::TimedOut(what + " did not complete within " + FormatMillis(limit) +
+                              " (client.timeout)");
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    std::this_thread::sleep_for(std::min(delay, left));
+    delay = std::min(delay * 2, max_delay);
+  }
+}
+
 }  // namespace
+
+const char* SavepointFormatTypeName(SavepointFormatType type) {
+  return type == SavepointFormatType::kNative ? "NATIVE" : "CANONICAL";
+}
 
 FlinkRestClient::FlinkRestClient(RestClientOptions options) : rest_(std::move(options)) {}
 
@@ -165,6 +242,64 @@ Result<JobExecutionResult> FlinkRestClient::GetJobResult(const JobId& job_id) {
   }
   if (result.application_status.empty()) result.application_status = "UNKNOWN";
   return result;
+}
+
+Result<TriggerId> FlinkRestClient::TriggerSavepoint(const JobId& job_id,
+                                                   const std::string& target_directory,
+                                                   bool cancel_job, SavepointFormatType format) {
+  const std::string path = "/jobs/" + job_id.ToHex() + "/savepoints";
+  // As Flink's client sends it: a null directory means the endpoint's default.
+  json body = {{"target-directory", target_directory.empty() ? json() : json(target_directory)},
+               {"cancel-job", cancel_job},
+               {"formatType", SavepointFormatTypeName(format)}};
+  WEIR_ASSIGN_OR_RETURN(RestResponse response, rest_.PostJson(path, body.dump()));
+  return ParseTriggerResponse(response, "POST /v1" + path);
+}
+
+Result<TriggerId> FlinkRestClient::StopWithSavepoint(const JobId& job_id,
+                                                    const std::string& target_directory,
+                                                    bool drain, SavepointFormatType format) {
+  const std::string path = "/jobs/" + job_id.ToHex() + "/stop";
+  // camelCase here, unlike the savepoint trigger's kebab-case (Flink's
+  // StopWithSavepointRequestBody).
+  json body = {{"targetDirectory", target_directory.empty() ? json() : json(target_directory)},
+               {"drain", drain},
+               {"formatType", SavepointFormatTypeName(format)}};
+  WEIR_ASSIGN_OR_RETURN(RestResponse response, rest_.PostJson(path, body.dump()));
+  return ParseTriggerResponse(response, "POST /v1" + path);
+}
+
+Result<AsyncOperationResult> FlinkRestClient::GetSavepointStatus(const JobId& job_id,
+                                                                 const TriggerId& trigger) {
+  const std::string path = "/jobs/" + job_id.ToHex() + "/savepoints/" + trigger.ToHex();
+  WEIR_ASSIGN_OR_RETURN(RestResponse response, rest_.Get(path));
+  return ParseAsyncOperation(response, "GET /v1" + path, /*needs_location=*/true);
+}
+
+Result<TriggerId> FlinkRestClient::DisposeSavepoint(const std::string& savepoint_path) {
+  json body = {{"savepoint-path", savepoint_path}};
+  WEIR_ASSIGN_OR_RETURN(RestResponse response, rest_.PostJson("/savepoint-disposal", body.dump()));
+  return ParseTriggerResponse(response, "POST /v1/savepoint-disposal");
+}
+
+Result<AsyncOperationResult> FlinkRestClient::GetDisposalStatus(const TriggerId& trigger) {
+  const std::string path = "/savepoint-disposal/" + trigger.ToHex();
+  WEIR_ASSIGN_OR_RETURN(RestResponse response, rest_.Get(path));
+  return ParseAsyncOperation(response, "GET /v1" + path, /*needs_location=*/false);
+}
+
+Result<AsyncOperationResult> FlinkRestClient::WaitForSavepoint(const JobId& job_id,
+                                                               const TriggerId& trigger) {
+  return PollUntilCompleted([&] { return GetSavepointStatus(job_id, trigger); },
+                            rest_.options().request_timeout,
+                            "the savepoint of job '" + job_id.ToHex() + "' (trigger '" +
+                                trigger.ToHex() + "')");
+}
+
+Result<AsyncOperationResult> FlinkRestClient::WaitForDisposal(const TriggerId& trigger) {
+  return PollUntilCompleted([&] { return GetDisposalStatus(trigger); },
+                            rest_.options().request_timeout,
+                            "the savepoint disposal (trigger '" + trigger.ToHex() + "')");
 }
 
 }  // namespace weir

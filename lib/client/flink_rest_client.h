@@ -56,6 +56,21 @@ struct FailureCause {
   std::string stack_trace;  // "stack-trace"
 };
 
+// The binary format of a savepoint ("formatType"): backend-independent (the default) or the
+// state backend's own.
+enum class SavepointFormatType { kCanonical, kNative };
+
+// "CANONICAL" or "NATIVE", as Flink's REST API and CLI spell it.
+const char* SavepointFormatTypeName(SavepointFormatType type);
+
+// One poll of an asynchronous operation (savepoint, stop-with-savepoint, disposal):
+// {"status":{"id"},"operation":{...}}. COMPLETED covers failure too: check failure_cause.
+struct AsyncOperationResult {
+  bool completed = false;                     // status.id == COMPLETED
+  std::string location;                       // savepoints: operation.location
+  std::optional<FailureCause> failure_cause;  // operation.failure-cause, when it failed
+};
+
 // GET /jobs/:jobid/execution-result.
 struct JobExecutionResult {
   bool completed = false;              // status.id == COMPLETED
@@ -85,6 +100,34 @@ class FlinkRestClient {
   Status DeleteJar(const std::string& jar_id);
   // GET /jobs/:jobid/execution-result (one poll; completed == false while the job runs).
   Result<JobExecutionResult> GetJobResult(const JobId& job_id);
+
+  // Savepoints (reference §2.2–2.4). The triggers return the trigger id ("request-id" of the
+  // 202 answer) as soon as the endpoint accepted the request; an empty `target_directory`
+  // sends null, i.e. the endpoint's execution.checkpointing.savepoint-dir.
+  //
+  // POST /jobs/:jobid/savepoints {"target-directory","cancel-job","formatType"}.
+  Result<TriggerId> TriggerSavepoint(const JobId& job_id, const std::string& target_directory,
+                                     bool cancel_job, SavepointFormatType format);
+  // POST /jobs/:jobid/stop {"targetDirectory","drain","formatType"}; its status is polled
+  // like a savepoint's.
+  Result<TriggerId> StopWithSavepoint(const JobId& job_id, const std::string& target_directory,
+                                      bool drain, SavepointFormatType format);
+  // GET /jobs/:jobid/savepoints/:triggerid (one poll). Completed: exactly one of location
+  // and failure_cause is set (Internal when neither is).
+  Result<AsyncOperationResult> GetSavepointStatus(const JobId& job_id, const TriggerId& trigger);
+  // POST /savepoint-disposal {"savepoint-path"} (200).
+  Result<TriggerId> DisposeSavepoint(const std::string& savepoint_path);
+  // GET /savepoint-disposal/:triggerid (one poll). Completed without failure_cause: disposed.
+  Result<AsyncOperationResult> GetDisposalStatus(const TriggerId& trigger);
+
+  // Poll GetSavepointStatus / GetDisposalStatus until the operation completed, as Flink's
+  // client does: after 10 ms, then doubling up to 2 s between polls, for at most
+  // options().request_timeout (client.timeout) in all. Errors: those of the polls, and
+  // TimedOut ("... did not complete within 1 min") when the time is up; the operation may
+  // still complete on the endpoint then. A completed operation that failed is returned as a
+  // result with failure_cause set, not as an error.
+  Result<AsyncOperationResult> WaitForSavepoint(const JobId& job_id, const TriggerId& trigger);
+  Result<AsyncOperationResult> WaitForDisposal(const TriggerId& trigger);
 
   RestClient& rest() { return rest_; }
 

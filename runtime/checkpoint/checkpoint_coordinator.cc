@@ -146,14 +146,7 @@ void CheckpointCoordinator::Suspend(const std::string& reason) {
     std::lock_guard lock(mu_);
     running_ = false;
     requested_ = false;
-    std::vector<int64_t> ids;
-    for (auto& [id, p] : pending_) ids.push_back(id);
-    for (int64_t id : ids) AbortLocked(id, reason, false, &after);
-    for (auto& r : savepoint_requests_) {
-      auto done = std::move(r.done);
-      after.push_back([done, reason] { done(Status::Aborted(reason)); });
-    }
-    savepoint_requests_.clear();
+    AbortEverythingLocked(reason, &after);
   }
   for (auto& f : after) f();
 }
@@ -401,6 +394,20 @@ void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason, b
   }
 }
 
+// Requires mu_. Aborts every pending checkpoint and savepoint and fails the queued
+// savepoint requests (none counts as a checkpoint failure).
+void CheckpointCoordinator::AbortEverythingLocked(const std::string& reason,
+                                                  std::vector<std::function<void()>>* after) {
+  std::vector<int64_t> ids;
+  for (auto& [id, p] : pending_) ids.push_back(id);
+  for (int64_t id : ids) AbortLocked(id, reason, false, after);
+  for (auto& r : savepoint_requests_) {
+    auto done = std::move(r.done);
+    after->push_back([done, reason] { done(Status::Aborted(reason)); });
+  }
+  savepoint_requests_.clear();
+}
+
 // Off the task threads: writes the checkpoint, then makes it the latest completed
 // one, subsumes older ones, applies num-retained and notifies the tasks.
 void CheckpointCoordinator::Finalize(Pending pending) {
@@ -559,14 +566,7 @@ void CheckpointCoordinator::Shutdown(JobStatus status) {
     running_ = false;
     stopped_ = true;
     std::string reason = std::string("the job ended (") + JobStatusName(status) + ") before it completed";
-    std::vector<int64_t> ids;
-    for (auto& [id, p] : pending_) ids.push_back(id);
-    for (int64_t id : ids) AbortLocked(id, reason, false, &after);
-    for (auto& r : savepoint_requests_) {
-      auto done = std::move(r.done);
-      after.push_back([done, reason] { done(Status::Aborted(reason)); });
-    }
-    savepoint_requests_.clear();
+    AbortEverythingLocked(reason, &after);
     bool keep = (status == JobStatus::kFailed && settings_.retention != "NO_EXTERNALIZED_CHECKPOINTS") ||
                 (status == JobStatus::kCanceled && settings_.retention == "RETAIN_ON_CANCELLATION");
     if (!keep) {

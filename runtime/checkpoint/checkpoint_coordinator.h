@@ -141,6 +141,7 @@ class CheckpointCoordinator {
   void FinalizeSavepoint(Pending pending);
   void AbortLocked(int64_t id, const std::string& reason, bool counts_as_failure,
                    std::vector<std::function<void()>>* after);
+  void AbortEverythingLocked(const std::string& reason, std::vector<std::function<void()>>* after);
   void RecordHistory(CheckpointStatsEntry entry);
   std::string ChkDir(int64_t id) const;
 

@@ -91,7 +91,7 @@ void RegisterJobHandlers(Router& router, const RestContext& ctx) {
   router.Add("GET", "/jobs/:jobid/status", [&ctx](const RestRequest& request) {
     WEIR_REST_ASSIGN_OR_RESPOND(JobId id, JobIdFromPath(request));
     WEIR_REST_ASSIGN_OR_RESPOND(JobInfo job, ctx.dispatcher->GetJob(id));
-    return JsonResponse(200, {{"status", RestJobStatusName(job.status)}});
+    return JsonResponse(200, {{"status", JobStatusName(job.status)}});
   });
   router.Add("GET", "/jobs/:jobid/plan", [&ctx](const RestRequest& request) {
     WEIR_REST_ASSIGN_OR_RESPOND(JobId id, JobIdFromPath(request));

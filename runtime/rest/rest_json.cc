@@ -107,44 +107,6 @@ Result<std::string> ScalarAsString(const std::string& field, const json& v) {
 
 }  // namespace
 
-const char* RestJobStatusName(JobStatus status) {
-  switch (status) {
-    case JobStatus::kInitializing: return "INITIALIZING";
-    case JobStatus::kCreated: return "CREATED";
-    case JobStatus::kRunning: return "RUNNING";
-    case JobStatus::kFailing: return "FAILING";
-    case JobStatus::kFailed: return "FAILED";
-    case JobStatus::kCancelling: return "CANCELLING";
-    case JobStatus::kCanceled: return "CANCELED";
-    case JobStatus::kFinished: return "FINISHED";
-    case JobStatus::kRestarting: return "RESTARTING";
-    case JobStatus::kSuspended: return "SUSPENDED";
-    case JobStatus::kReconciling: return "RECONCILING";
-  }
-  return "UNKNOWN";
-}
-
-const char* RestExecutionStateName(ExecutionState state) {
-  switch (state) {
-    case ExecutionState::kCreated: return "CREATED";
-    case ExecutionState::kScheduled: return "SCHEDULED";
-    case ExecutionState::kDeploying: return "DEPLOYING";
-    case ExecutionState::kRunning: return "RUNNING";
-    case ExecutionState::kFinished: return "FINISHED";
-    case ExecutionState::kCanceling: return "CANCELING";
-    case ExecutionState::kCanceled: return "CANCELED";
-    case ExecutionState::kFailed: return "FAILED";
-    case ExecutionState::kReconciling: return "RECONCILING";
-    case ExecutionState::kInitializing: return "INITIALIZING";
-  }
-  return "UNKNOWN";
-}
-
-bool RestIsGloballyTerminal(JobStatus status) {
-  return status == JobStatus::kFinished || status == JobStatus::kCanceled ||
-         status == JobStatus::kFailed;
-}
-
 RestResponse JsonResponse(int status, const json& body) {
   RestResponse res;
   res.status = status;
@@ -184,7 +146,7 @@ json DashboardConfigJson(const std::string& version, const std::string& commit,
 json JobIdsWithStatusJson(const std::vector<JobInfo>& jobs) {
   json list = json::array();
   for (const auto& job : jobs) {
-    list.push_back({{"id", job.id.ToHex()}, {"status", RestJobStatusName(job.status)}});
+    list.push_back({{"id", job.id.ToHex()}, {"status", JobStatusName(job.status)}});
   }
   return {{"jobs", list}};
 }
@@ -201,12 +163,12 @@ json JobOverviewEntryJson(const JobInfo& job, int64_t now_ms) {
   json tasks = json::object();
   tasks["total"] = total;
   for (ExecutionState s : kAllExecutionStates) {
-    tasks[ToLower(RestExecutionStateName(s))] = counts.count(s) ? counts[s] : 0;
+    tasks[ToLower(ExecutionStateName(s))] = counts.count(s) ? counts[s] : 0;
   }
   return {
       {"jid", job.id.ToHex()},
       {"name", job.name},
-      {"state", RestJobStatusName(job.status)},
+      {"state", JobStatusName(job.status)},
       {"start-time", job.start_time},
       {"end-time", job.end_time},
       {"duration", JobDuration(job, now_ms)},
@@ -258,7 +220,7 @@ json JobDetailsJson(const JobInfo& job, int64_t now_ms) {
   json timestamps = json::object();
   for (JobStatus s : kAllJobStatuses) {
     auto it = job.timestamps.find(s);
-    timestamps[RestJobStatusName(s)] = it == job.timestamps.end() ? 0 : it->second;
+    timestamps[JobStatusName(s)] = it == job.timestamps.end() ? 0 : it->second;
   }
   std::map<ExecutionState, int> vertices_per_state;
   json vertices = json::array();
@@ -267,7 +229,7 @@ json JobDetailsJson(const JobInfo& job, int64_t now_ms) {
     std::map<ExecutionState, int> counts = SubtaskCounts(v);
     json tasks = json::object();
     for (ExecutionState s : kAllExecutionStates) {
-      tasks[RestExecutionStateName(s)] = counts.count(s) ? counts[s] : 0;
+      tasks[ExecutionStateName(s)] = counts.count(s) ? counts[s] : 0;
     }
     int64_t duration = -1;
     if (v.start_time > 0) duration = (v.end_time >= 0 ? v.end_time : now_ms) - v.start_time;
@@ -276,7 +238,7 @@ json JobDetailsJson(const JobInfo& job, int64_t now_ms) {
         {"name", v.name},
         {"maxParallelism", v.max_parallelism},
         {"parallelism", v.parallelism},
-        {"status", RestExecutionStateName(v.status)},
+        {"status", ExecutionStateName(v.status)},
         {"start-time", v.start_time},
         {"end-time", v.end_time},
         {"duration", duration},
@@ -297,13 +259,13 @@ json JobDetailsJson(const JobInfo& job, int64_t now_ms) {
   }
   json status_counts = json::object();
   for (ExecutionState s : kAllExecutionStates) {
-    status_counts[RestExecutionStateName(s)] = vertices_per_state[s];
+    status_counts[ExecutionStateName(s)] = vertices_per_state[s];
   }
   return {
       {"jid", job.id.ToHex()},
       {"name", job.name},
       {"isStoppable", false},
-      {"state", RestJobStatusName(job.status)},
+      {"state", JobStatusName(job.status)},
       {"start-time", job.start_time},
       {"end-time", job.end_time},
       {"duration", JobDuration(job, now_ms)},

@@ -21,10 +21,7 @@
 namespace weir::runtime {
 
 // Flink's enum names ("RUNNING", "CANCELED", ...), for the REST layer.
-const char* RestJobStatusName(JobStatus status);
-const char* RestExecutionStateName(ExecutionState state);
 // FINISHED, CANCELED, FAILED: the job will not change any more.
-bool RestIsGloballyTerminal(JobStatus status);
 
 // A 2xx/4xx response whose body is `body` serialized (invalid UTF-8 is replaced).
 RestResponse JsonResponse(int status, const nlohmann::json& body);

@@ -7,6 +7,7 @@
 
 #include "lib/cli/commands/cancel_command.h"
 #include "lib/cli/run_tool.h"
+#include "tests/lib/cli/fake_savepoint_endpoint.h"
 #include "tests/lib/cli/test_support.h"
 
 namespace weir::cli {
@@ -66,7 +67,103 @@ TEST_CASE("cancel: options", "[cli][cancel]") {
   // Options may follow the job id, as with Flink.
   REQUIRE(ParseToolArgs(app, {kJobId, "--output", "json"}, out, err, &code));
   CHECK(args.common.output == "json");
+  CHECK_FALSE(args.with_savepoint);
   CHECK(GetUsage(app) == kCancelUsage);
+}
+
+TEST_CASE("cancel: -s takes an optional directory, as in Flink", "[cli][cancel]") {
+  struct Case {
+    std::vector<std::string> argv;
+    std::string dir;
+  };
+  const Case cases[] = {
+      {{"-s", kJobId}, ""},  // no positional: -s's value is the JobID
+      {{"-s", "/data/sp", kJobId}, "/data/sp"},
+      {{kJobId, "-s"}, ""},
+      {{"--withSavepoint", "s3://b/sp", kJobId}, "s3://b/sp"},
+      {{"-s", "-type", "native", kJobId}, ""},
+  };
+  for (const auto& c : cases) {
+    CancelArgs args;
+    CLI::App app{"t", "weir-cancel"};
+    AddCancelOptions(app, args);
+    std::ostringstream out, err;
+    int code = -1;
+    INFO(c.argv[0] << " " << c.argv[1]);
+    REQUIRE(ParseToolArgs(app, c.argv, out, err, &code));
+    CHECK(args.with_savepoint);
+    CHECK(args.job_id == kJobId);
+    CHECK(args.savepoint_dir == c.dir);
+  }
+}
+
+TEST_CASE("cancel -s: savepoint, then cancel, with Flink's lines", "[cli][cancel]") {
+  ScopedConfDir conf;
+  testing::FakeSavepointEndpoint endpoint;
+  endpoint.Start();
+  const std::string id = kJobId;
+  auto run = RunCancelTool({"-m", endpoint.host_port(), "-s", id});
+  CHECK(run.exit_code == 0);
+  CHECK(run.out ==
+        "DEPRECATION WARNING: Cancelling a job with savepoint is deprecated. Use \"stop\" "
+        "instead.\n"
+        "Cancelling job " + id + " with CANONICAL savepoint to default savepoint directory.\n"
+        "Cancelled job " + id + ". Savepoint stored in " + testing::kSavepointLocation + ".\n");
+  CHECK(run.err.empty());
+  CHECK(endpoint.BodyOf("/v1/jobs/" + id + "/savepoints") ==
+        nlohmann::json{{"target-directory", nullptr},
+                       {"cancel-job", true},
+                       {"formatType", "CANONICAL"}});
+  CHECK(endpoint.polls() == 3);
+
+  testing::FakeSavepointEndpoint second;
+  second.in_progress_polls = 0;
+  second.Start();
+  run = RunCancelTool({"-m", second.host_port(), "--type", "native", "-s", "/data/sp", id});
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("Cancelling job " + id + " with NATIVE savepoint to /data/sp.\n") !=
+        std::string::npos);
+  CHECK(second.BodyOf("/v1/jobs/" + id + "/savepoints") ==
+        nlohmann::json{{"target-directory", "/data/sp"},
+                       {"cancel-job", true},
+                       {"formatType", "NATIVE"}});
+
+  // JSON: one document; the deprecation goes to stderr.
+  run = RunCancelTool({"-m", second.host_port(), "--output", "json", "-s", id});
+  CHECK(run.exit_code == 0);
+  CHECK(nlohmann::json::parse(run.out) ==
+        nlohmann::json{
+            {"jid", id}, {"status", "cancelling"}, {"savepoint", testing::kSavepointLocation}});
+  CHECK(run.err == "weir-cancel: warning: cancelling a job with a savepoint is deprecated; use "
+                   "'weir stop' instead\n");
+}
+
+TEST_CASE("cancel -s: failures exit 1 naming the job, unreachable exits 3", "[cli][cancel]") {
+  ScopedConfDir conf;
+  testing::FakeSavepointEndpoint endpoint;
+  endpoint.Start();
+  const std::string other = "00000000000000000000000000000001";
+  auto run = RunCancelTool({"-m", endpoint.host_port(), "-s", other});
+  CHECK(run.exit_code == 1);
+  CHECK(run.err == "weir-cancel: could not cancel job '" + other +
+                       "': the runtime answered 'POST /v1/jobs/" + other +
+                       "/savepoints' with HTTP 404: Job " + other + " not found\n"
+                       "hint: run 'weir list' to see the running jobs\n");
+
+  testing::FakeSavepointEndpoint failing;
+  failing.in_progress_polls = 0;
+  failing.failure_cause = nlohmann::json{
+      {"class", "java.lang.IllegalStateException"},
+      {"stack-trace", "java.lang.IllegalStateException: No savepoint location given and no "
+                      "default location configured."}};
+  failing.Start();
+  run = RunCancelTool({"-m", failing.host_port(), "-s", kJobId});
+  CHECK(run.exit_code == 1);
+  CHECK(run.err.find(std::string("hint: give a savepoint directory (weir cancel -s "
+                                 "<targetDirectory> ") + kJobId) != std::string::npos);
+
+  run = RunCancelTool({"-m", "127.0.0.1:" + std::to_string(RefusedPort()), "-s", kJobId});
+  CHECK(run.exit_code == 3);
 }
 
 TEST_CASE("cancel: a missing, malformed or extra job id is a usage error", "[cli][cancel]") {
@@ -91,9 +188,20 @@ TEST_CASE("cancel: a missing, malformed or extra job id is a usage error", "[cli
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("not expected") != std::string::npos);
 
-  run = RunCancelTool({"-s", kJobId});
+  run = RunCancelTool({"--bogus", kJobId});
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("hint: run 'weir-cancel --help'") != std::string::npos);
+
+  // -s without a JobID anywhere (its value would be the JobID).
+  run = RunCancelTool({"-s"});
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.rfind("weir-cancel: missing JobID; specify the JobID of the job to cancel\n", 0) ==
+        0);
+  run = RunCancelTool({"-s", "/data/sp"});
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("hint: '-s' takes an optional directory; with no other argument its value is "
+                     "read as the JobID: weir cancel -s <targetDirectory> <jobId>") !=
+        std::string::npos);
 }
 
 TEST_CASE("cancel: cancels a running job", "[cli][cancel]") {

@@ -1,5 +1,6 @@
-// The built executables (weir, weir-list, weir-cancel), run as a user would, and the man
-// pages' SYNOPSIS against the usage lines of --help.
+// The built executables (weir, weir-list, weir-cancel, weir-savepoint, weir-stop,
+// weir-inspect), run as a user would, and the man pages' SYNOPSIS against the usage lines of
+// --help.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -9,8 +10,11 @@
 #include <CLI/CLI.hpp>
 
 #include "lib/cli/commands/cancel_command.h"
+#include "lib/cli/commands/inspect_command.h"
 #include "lib/cli/commands/list_command.h"
 #include "lib/cli/commands/run_command.h"
+#include "lib/cli/commands/savepoint_command.h"
+#include "lib/cli/commands/stop_command.h"
 #include "lib/cli/run_tool.h"
 #include "tests/lib/cli/test_support.h"
 
@@ -157,6 +161,11 @@ TEST_CASE("tools: the man pages' SYNOPSIS equals the usage line of --help", "[to
   CHECK(ManSynopsis("weir-run.1") == kRunUsage);
   CHECK(ManSynopsis("weir.1") == "weir <action> [OPTIONS] [ARGUMENTS]");
   CHECK(ManSynopsis("weir-runtime.1") == "weir runtime [-D key=value]... [--rest-port N] [-v]");
+  CHECK(ManSynopsis("weir-stop.1") == kStopUsage);
+  CHECK(ManSynopsis("weir-inspect.1") == kInspectUsage);
+  // Two forms, one after the other.
+  CHECK(ManSynopsis("weir-savepoint.1") ==
+        std::string(kSavepointUsage) + " " + kSavepointDisposeUsage);
 
   // The binaries print the same lines.
   ProcessResult r = RunProcess({kBin + "weir-list", "--help"});
@@ -165,11 +174,51 @@ TEST_CASE("tools: the man pages' SYNOPSIS equals the usage line of --help", "[to
   CHECK(UsageLineOf(r.out) == ManSynopsis("weir-cancel.1"));
   r = RunProcess({kBin + "weir", "--help"});
   CHECK(UsageLineOf(r.out) == ManSynopsis("weir.1"));
+  r = RunProcess({kBin + "weir-stop", "--help"});
+  CHECK(UsageLineOf(r.out) == ManSynopsis("weir-stop.1"));
+  r = RunProcess({kBin + "weir-inspect", "--help"});
+  CHECK(UsageLineOf(r.out) == ManSynopsis("weir-inspect.1"));
+  r = RunProcess({kBin + "weir-savepoint", "--help"});
+  CHECK(UsageLineOf(r.out) == kSavepointUsage);
+  CHECK(r.out.find("\n       " + std::string(kSavepointDisposeUsage) + "\n") != std::string::npos);
   // weir-run is built with the runtime; its usage line comes from AddRunOptions.
   RunArgs args;
   CLI::App app{"Compiles and runs a program.", "weir-run"};
   AddRunOptions(app, args);
   CHECK(UsageLineOf(app.help()) == ManSynopsis("weir-run.1"));
+}
+
+TEST_CASE("tools: weir-savepoint, weir-stop and weir-inspect exit codes", "[tools]") {
+  ScopedConfDir conf;
+  const std::string job = "cca7bc1061d61cf15238e92312c2fc20";
+  const std::string refused = "127.0.0.1:" + std::to_string(RefusedPort());
+
+  ProcessResult r = RunProcess({kBin + "weir", "savepoint"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind("weir-savepoint: missing JobID", 0) == 0);
+  r = RunProcess({kBin + "weir-savepoint", "xyz"});
+  CHECK(r.exit_code == 2);
+  r = RunProcess({kBin + "weir-savepoint", "-m", refused, job});
+  CHECK(r.exit_code == 3);
+  CHECK(r.out == "Triggering savepoint for job " + job + ".\nWaiting for response...\n");
+
+  r = RunProcess({kBin + "weir", "stop", "-p"});
+  CHECK(r.exit_code == 2);
+  r = RunProcess({kBin + "weir-stop", "-m", refused, "-p", job});
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.rfind("Suspending job \"" + job + "\" with a CANONICAL savepoint.\n", 0) == 0);
+
+  r = RunProcess({kBin + "weir-cancel", "-m", refused, "-s", job});
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.rfind("DEPRECATION WARNING: ", 0) == 0);
+
+  r = RunProcess({kBin + "weir", "inspect"});
+  CHECK(r.exit_code == 2);
+  r = RunProcess({kBin + "weir", "inspect", "/nonexistent/weir/snapshot"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.rfind(
+            "weir-inspect: cannot find checkpoint or savepoint '/nonexistent/weir/snapshot'", 0) ==
+        0);
 }
 
 }  // namespace weir::cli

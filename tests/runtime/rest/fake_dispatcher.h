@@ -295,7 +295,7 @@ class FakeDispatcher : public Dispatcher {
     if (trigger_id && savepoint_ops_.count({id, *trigger_id})) return *trigger_id;  // a retry
     if (job->status != JobStatus::kRunning) {
       return Status::FailedPrecondition("job '" + id.ToHex() + "' is not running (it is " +
-                                        RestJobStatusName(job->status) + ")");
+                                        JobStatusName(job->status) + ")");
     }
     std::string dir = target_dir.empty() ? default_savepoint_dir_ : target_dir;
     if (dir.empty()) {

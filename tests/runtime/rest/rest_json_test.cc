@@ -179,9 +179,9 @@ TEST_CASE("job views compute durations and counts", "[rest][json]") {
 }
 
 TEST_CASE("job status names are Flink's", "[rest][json]") {
-  CHECK(std::string(RestJobStatusName(JobStatus::kCancelling)) == "CANCELLING");
-  CHECK(std::string(RestJobStatusName(JobStatus::kCanceled)) == "CANCELED");
-  CHECK(std::string(RestExecutionStateName(ExecutionState::kCanceling)) == "CANCELING");
-  CHECK(RestIsGloballyTerminal(JobStatus::kFinished));
-  CHECK_FALSE(RestIsGloballyTerminal(JobStatus::kSuspended));
+  CHECK(std::string(JobStatusName(JobStatus::kCancelling)) == "CANCELLING");
+  CHECK(std::string(JobStatusName(JobStatus::kCanceled)) == "CANCELED");
+  CHECK(std::string(ExecutionStateName(ExecutionState::kCanceling)) == "CANCELING");
+  CHECK(IsGloballyTerminal(JobStatus::kFinished));
+  CHECK_FALSE(IsGloballyTerminal(JobStatus::kSuspended));
 }

@@ -1,0 +1,15 @@
+// weir-inspect: prints what a savepoint or checkpoint holds, from its files alone
+// (`weir inspect [--verify] <path>`). Contacts no endpoint and links no runtime code.
+#include <CLI/CLI.hpp>
+
+#include "lib/cli/commands/inspect_command.h"
+#include "lib/cli/run_tool.h"
+
+int main(int argc, char** argv) {
+  weir::cli::InspectArgs args;
+  CLI::App app{"Prints the metadata of a savepoint or checkpoint.", "weir-inspect"};
+  weir::cli::AddInspectOptions(app, args);
+  return weir::cli::RunTool(app, args.common, argc, argv, [&](weir::cli::ToolContext& ctx) {
+    return weir::cli::RunInspect(args, ctx.printer());
+  });
+}
