@@ -5,6 +5,7 @@
 
 #include "lib/cli/commands/run_command.h"
 #include "lib/cli/run_tool.h"
+#include "lib/format/snapshot_io.h"
 #include "runtime/cluster/local_runtime.h"
 
 namespace {
@@ -58,6 +59,13 @@ int main(int argc, char** argv) {
   return weir::cli::RunTool(app, args.common, argc, argv, [&](weir::cli::ToolContext& ctx) -> weir::Status {
     auto target = weir::cli::ResolveRunTarget(args, ctx.config());
     if (!target.ok()) return ctx.UsageError(target.status());
+    if (!args.savepoint_path.empty()) {
+      // -s with a job's checkpoint directory: say which checkpoint is taken (when the
+      // path is visible from here; a remote endpoint resolves it the same way).
+      std::string note;
+      auto chosen = weir::ResolveSnapshotPath(args.savepoint_path, &note);
+      if (chosen.ok() && !note.empty()) ctx.printer().Error("weir-run: " + note);
+    }
     if (*target == weir::cli::RunTarget::kRemote) {
       return weir::cli::RunRemote(args, ctx.client(), ctx.printer());
     }

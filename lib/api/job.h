@@ -77,9 +77,9 @@ struct [[gnu::visibility("hidden")]] Registrar {
 
 }  // namespace weir
 
-// Each job shared object defines (weakly, once per object) the table the loader
+// Each job shared object defines (once per object: an inline function) the table the loader
 // looks up with dlsym.
-extern "C" [[gnu::weak, gnu::used, gnu::visibility("default")]] inline const weir::JobTable*
+extern "C" [[gnu::used, gnu::visibility("default")]] inline const weir::JobTable*
 weir_job_table_v1() {
   return weir::job_internal::LocalTable();
 }

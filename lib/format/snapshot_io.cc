@@ -15,6 +15,7 @@ Status WriteSnapshot(const std::string& dir, CompletedSnapshot& snapshot) {
   meta.checkpoint_id = snapshot.id;
   meta.timestamp = snapshot.timestamp;
   meta.kind = snapshot.kind;
+  meta.format = snapshot.format;
   int64_t total = 0;
   for (const auto& [uid, op] : snapshot.operators) {
     OperatorStateMeta om;
@@ -90,6 +91,7 @@ Result<CompletedSnapshot> LoadSnapshot(const std::string& path) {
   snap.id = meta.checkpoint_id;
   snap.timestamp = meta.timestamp;
   snap.kind = meta.kind;
+  snap.format = meta.format;
   snap.external_path = dir;
   for (const auto& om : meta.operators) {
     CompletedSnapshot::Operator op;

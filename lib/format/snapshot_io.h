@@ -23,6 +23,7 @@ struct CompletedSnapshot {
   int64_t id = 0;
   int64_t timestamp = 0;
   SnapshotKind kind = SnapshotKind::kCheckpoint;
+  SnapshotFormat format = SnapshotFormat::kCanonical;
   std::string external_path;  // the snapshot directory; empty when kept in memory only
   int64_t state_size = 0;     // bytes written
   std::map<std::string, Operator> operators;  // by uid

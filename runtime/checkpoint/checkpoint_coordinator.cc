@@ -83,6 +83,16 @@ Result<CheckpointSettings> CheckpointSettings::FromConfig(const Configuration& c
   if (aligned_timeout) s.aligned_timeout = *aligned_timeout;
   WEIR_ASSIGN_OR_RETURN(auto backend, config.GetEnum(options::kStateBackendType));
   if (backend) s.state_backend = *backend;
+  // Flink's legacy backend names: state on the heap, with checkpoints in the
+  // JobManager's memory (jobmanager, memory) or in the checkpoint directory
+  // (filesystem, which needs one).
+  if (s.state_backend == "jobmanager" || s.state_backend == "memory") {
+    s.dir.clear();
+  } else if (s.state_backend == "filesystem" && s.dir.empty()) {
+    return Status::InvalidArgument("state backend 'filesystem' writes checkpoints to '" +
+                                   options::kCheckpointingDir.key + "', which is not set")
+        .WithHint("set -D execution.checkpointing.dir=/path/to/checkpoints, or use state.backend.type: hashmap");
+  }
   if (s.state_backend == "rocksdb") {
     return Status::InvalidArgument("state backend 'rocksdb' is not supported by this weir yet")
         .WithHint("use state.backend.type: hashmap");
@@ -166,11 +176,12 @@ void CheckpointCoordinator::RequestCheckpoint() {
   cv_.notify_all();
 }
 
-void CheckpointCoordinator::TriggerSavepoint(CheckpointKind kind, const std::string& dir, SavepointCallback done) {
+void CheckpointCoordinator::TriggerSavepoint(CheckpointKind kind, const std::string& dir, SnapshotFormat format,
+                                             SavepointCallback done) {
   {
     std::lock_guard lock(mu_);
     if (!stopped_) {
-      savepoint_requests_.push_back({kind, dir, std::move(done)});
+      savepoint_requests_.push_back({kind, dir, format, std::move(done)});
       if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
       cv_.notify_all();
       return;
@@ -244,6 +255,7 @@ void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock,
   Pending p;
   if (savepoint) {
     p.kind = savepoint->kind;
+    p.format = savepoint->format;
     p.done = std::move(savepoint->done);
     p.savepoint_dir = (fs::path(savepoint->dir) / ("savepoint-" + job_id_.ToHex().substr(0, 6) + "-" +
                                                     Id16::Generate().ToHex().substr(0, 12)))
@@ -267,6 +279,7 @@ void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock,
     op.subtasks.resize(pm.first);
   }
   p.snapshot->kind = p.kind == CheckpointKind::kCheckpoint ? SnapshotKind::kCheckpoint : SnapshotKind::kSavepoint;
+  p.snapshot->format = p.format;
   if (p.kind == CheckpointKind::kCheckpoint) next_trigger_nanos_ = p.trigger_nanos + settings_.interval.count() * 1'000'000;
   int64_t id = p.id;
   CheckpointKind kind = p.kind;
@@ -346,7 +359,7 @@ void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason, b
     e.status = "FAILED";
     e.is_savepoint = true;
     e.checkpoint_type = p.kind == CheckpointKind::kSyncSavepoint ? "SYNC_SAVEPOINT" : "SAVEPOINT";
-    e.savepoint_format = "CANONICAL";
+    e.savepoint_format = p.format == SnapshotFormat::kNative ? "NATIVE" : "CANONICAL";
     e.trigger_timestamp = p.trigger_ms;
     e.failure_timestamp = NowMillis();
     e.failure_message = reason;
@@ -506,7 +519,7 @@ void CheckpointCoordinator::FinalizeSavepoint(Pending pending) {
       e.status = "COMPLETED";
       e.is_savepoint = true;
       e.checkpoint_type = pending.kind == CheckpointKind::kSyncSavepoint ? "SYNC_SAVEPOINT" : "SAVEPOINT";
-      e.savepoint_format = "CANONICAL";
+      e.savepoint_format = pending.format == SnapshotFormat::kNative ? "NATIVE" : "CANONICAL";
       e.trigger_timestamp = pending.trigger_ms;
       e.latest_ack_timestamp = NowMillis();
       e.state_size = snapshot.state_size;

@@ -92,7 +92,7 @@ class CheckpointCoordinator {
   // (kind kSavepoint) commits nothing: no task hears notifyCheckpointComplete for it.
   // A synchronous one (kSyncSavepoint, stop-with-savepoint) is notified, so sinks
   // commit and the job can end. `done` runs on the coordinator's thread.
-  void TriggerSavepoint(CheckpointKind kind, const std::string& dir, SavepointCallback done);
+  void TriggerSavepoint(CheckpointKind kind, const std::string& dir, SnapshotFormat format, SavepointCallback done);
 
   // From task threads.
   // Subtask `subtask` acknowledged checkpoint `id` with the snapshots of its chain's
@@ -121,6 +121,7 @@ class CheckpointCoordinator {
     int64_t id = 0;
     CheckpointKind kind = CheckpointKind::kCheckpoint;
     std::string savepoint_dir;  // savepoints: the savepoint-<..> directory to write
+    SnapshotFormat format = SnapshotFormat::kCanonical;
     SavepointCallback done;     // savepoints
     int64_t trigger_ms = 0;
     int64_t trigger_nanos = 0;
@@ -134,6 +135,7 @@ class CheckpointCoordinator {
   struct SavepointRequest {
     CheckpointKind kind;
     std::string dir;
+    SnapshotFormat format;
     SavepointCallback done;
   };
   void TriggerLocked(std::unique_lock<std::mutex>& lock, std::optional<SavepointRequest> savepoint);

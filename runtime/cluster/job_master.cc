@@ -382,7 +382,7 @@ void JobMaster::OnEndOfData(Task& task) {
   if (drain) {
     // stop --drain: the sources have ended; the synchronous savepoint is the final one.
     TriggerId trigger = drain->trigger;
-    coordinator_->TriggerSavepoint(CheckpointKind::kSyncSavepoint, drain->dir,
+    coordinator_->TriggerSavepoint(CheckpointKind::kSyncSavepoint, drain->dir, drain->format,
                                    [this, trigger](Result<std::string> r) {
                                      OnSavepointDone(trigger, r, false);
                                      // The sources have ended either way: finish with a checkpoint.
@@ -447,7 +447,7 @@ void JobMaster::OnSavepointDone(const TriggerId& trigger, const Result<std::stri
   if (cancel_job && result.ok()) (void)Cancel();
 }
 
-Result<TriggerId> JobMaster::TriggerSavepoint(const std::string& target_dir, bool cancel_job,
+Result<TriggerId> JobMaster::TriggerSavepoint(const std::string& target_dir, bool cancel_job, SnapshotFormat format,
                                               std::optional<TriggerId> trigger) {
   std::pair<TriggerId, std::string> prepared;
   {
@@ -458,12 +458,12 @@ Result<TriggerId> JobMaster::TriggerSavepoint(const std::string& target_dir, boo
     if (existing) return prepared.first;
   }
   TriggerId id = prepared.first;
-  coordinator_->TriggerSavepoint(CheckpointKind::kSavepoint, prepared.second,
+  coordinator_->TriggerSavepoint(CheckpointKind::kSavepoint, prepared.second, format,
                                  [this, id, cancel_job](Result<std::string> r) { OnSavepointDone(id, r, cancel_job); });
   return id;
 }
 
-Result<TriggerId> JobMaster::StopWithSavepoint(const std::string& target_dir, bool drain,
+Result<TriggerId> JobMaster::StopWithSavepoint(const std::string& target_dir, bool drain, SnapshotFormat format,
                                                std::optional<TriggerId> trigger) {
   std::pair<TriggerId, std::string> prepared;
   {
@@ -476,7 +476,7 @@ Result<TriggerId> JobMaster::StopWithSavepoint(const std::string& target_dir, bo
       if (drain_stop_) {
         return Status::FailedPrecondition("job '" + id_.ToHex() + "' is already being drained");
       }
-      drain_stop_ = DrainStop{prepared.first, prepared.second};
+      drain_stop_ = DrainStop{prepared.first, prepared.second, format};
       for (auto& t : attempt_->tasks) {
         if (t->is_source()) t->EndInput();
       }
@@ -484,7 +484,7 @@ Result<TriggerId> JobMaster::StopWithSavepoint(const std::string& target_dir, bo
     }
   }
   TriggerId id = prepared.first;
-  coordinator_->TriggerSavepoint(CheckpointKind::kSyncSavepoint, prepared.second,
+  coordinator_->TriggerSavepoint(CheckpointKind::kSyncSavepoint, prepared.second, format,
                                  [this, id](Result<std::string> r) { OnSavepointDone(id, r, false); });
   return id;
 }

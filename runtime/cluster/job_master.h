@@ -67,8 +67,10 @@ class JobMaster : public TaskListener {
   Result<CheckpointStatsEntry> CheckpointDetails(int64_t id) { return coordinator_->Details(id); }
 
   // Savepoints (see Dispatcher for the contract).
-  Result<TriggerId> TriggerSavepoint(const std::string& target_dir, bool cancel_job, std::optional<TriggerId> trigger);
-  Result<TriggerId> StopWithSavepoint(const std::string& target_dir, bool drain, std::optional<TriggerId> trigger);
+  Result<TriggerId> TriggerSavepoint(const std::string& target_dir, bool cancel_job, SnapshotFormat format,
+                                     std::optional<TriggerId> trigger);
+  Result<TriggerId> StopWithSavepoint(const std::string& target_dir, bool drain, SnapshotFormat format,
+                                      std::optional<TriggerId> trigger);
   Result<AsyncOperationStatus> SavepointStatus(const TriggerId& trigger);
 
   // TaskListener (called from task threads).
@@ -133,6 +135,7 @@ class JobMaster : public TaskListener {
   struct DrainStop {
     TriggerId trigger;
     std::string dir;
+    SnapshotFormat format;
   };
   std::optional<DrainStop> drain_stop_;  // stop --drain waiting for the sources to end
   std::thread thread_;

@@ -205,29 +205,30 @@ Result<CheckpointStatsEntry> LocalDispatcher::GetCheckpointDetails(const JobId& 
 }
 
 namespace {
-Status CheckFormat(const std::string& format) {
+Result<SnapshotFormat> ParseFormat(const std::string& format) {
   std::string f = ToUpper(format);
-  if (f.empty() || f == "CANONICAL" || f == "NATIVE") return Status::OK();
+  if (f.empty() || f == "CANONICAL") return SnapshotFormat::kCanonical;
+  if (f == "NATIVE") return SnapshotFormat::kNative;
   return Status::InvalidArgument("unknown savepoint format '" + format + "': use CANONICAL or NATIVE");
 }
 }  // namespace
 
-// The hashmap backend's native format is its canonical one, so both types produce
-// the same (backend-independent) files.
+// The hashmap backend's native format is its canonical one: both types produce the
+// same backend-independent files; the metadata records which was asked for.
 Result<TriggerId> LocalDispatcher::TriggerSavepoint(const JobId& id, const std::string& target_dir, bool cancel_job,
                                                     const std::string& format, std::optional<TriggerId> trigger_id) {
-  WEIR_RETURN_IF_ERROR(CheckFormat(format));
+  WEIR_ASSIGN_OR_RETURN(SnapshotFormat f, ParseFormat(format));
   auto job = Find(id);
   if (!job) return JobNotFound(id);
-  return job->TriggerSavepoint(target_dir, cancel_job, trigger_id);
+  return job->TriggerSavepoint(target_dir, cancel_job, f, trigger_id);
 }
 
 Result<TriggerId> LocalDispatcher::StopWithSavepoint(const JobId& id, const std::string& target_dir, bool drain,
                                                      const std::string& format, std::optional<TriggerId> trigger_id) {
-  WEIR_RETURN_IF_ERROR(CheckFormat(format));
+  WEIR_ASSIGN_OR_RETURN(SnapshotFormat f, ParseFormat(format));
   auto job = Find(id);
   if (!job) return JobNotFound(id);
-  return job->StopWithSavepoint(target_dir, drain, trigger_id);
+  return job->StopWithSavepoint(target_dir, drain, f, trigger_id);
 }
 
 Result<AsyncOperationStatus> LocalDispatcher::GetSavepointStatus(const JobId& id, const TriggerId& trigger) {

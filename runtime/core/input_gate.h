@@ -46,10 +46,10 @@ class InputGate {
   bool HasMail() const { return mail_count_.load(std::memory_order_acquire) > 0; }
 
   struct Next {
-    enum class Kind { kMail, kBuffer, kEndOfInput, kCancelled, kTimeout } kind;
-    Mail mail;
+    enum class Kind { kMail, kBuffer, kEndOfInput, kCancelled, kTimeout } kind = Kind::kTimeout;
+    Mail mail{};
     int channel = -1;
-    Buffer buffer;
+    Buffer buffer{};
   };
   // Blocks until mail, a buffer from an unblocked channel, the end of all channels,
   // cancellation, or `deadline_nanos` (monotonic; <0 = none). `on_idle` runs

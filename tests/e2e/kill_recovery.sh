@@ -42,6 +42,7 @@ run "$WEIR" run -p 2 -D "rest.port=$(free_port)" "${conf[@]}" -s "$restore_from"
   "$NUMBER_SUM" --count "$count" --output "$out"
 expect_rc 0
 expect_out_has "has finished."
+expect_err_has "restoring from the newest complete checkpoint"
 pass
 
 check "the committed output holds every n in 1..$count exactly once with correct running sums"

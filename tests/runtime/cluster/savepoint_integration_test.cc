@@ -200,3 +200,34 @@ TEST_CASE("restore: state of a dropped operator needs -n; parallelism above max 
   REQUIRE_FALSE(wide.ok());
   CHECK(wide.status().message().find("max parallelism") != std::string::npos);
 }
+
+TEST_CASE("an intermediate savepoint commits no two-phase-commit sink; the job's end does",
+          "[integration][savepoint]") {
+  TempDir tmp;
+  LocalDispatcher dispatcher(weir::Configuration(), tmp / "uploads");  // no checkpointing
+  JarRunRequest req;
+  req.program_args = {"--count", "0", "--rate", "3000", "--output", tmp / "out"};
+  auto id = dispatcher.SubmitJobFile(kNumberSum, req);
+  REQUIRE(id.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto t = dispatcher.TriggerSavepoint(*id, tmp / "sp", false, "CANONICAL", std::nullopt);
+  REQUIRE(t.ok());
+  auto st = AwaitSavepoint(dispatcher, *id, *t);
+  REQUIRE_FALSE(st.failure.has_value());
+  int hidden = 0;
+  CHECK(CommittedLines(tmp.path / "out", &hidden).empty());  // pre-committed, not committed
+  CHECK(hidden >= 1);
+  // stop --drain ends the input: everything, the savepoint's pending part included, is committed.
+  auto stop = dispatcher.StopWithSavepoint(*id, tmp / "sp", true, "NATIVE", std::nullopt);
+  REQUIRE(stop.ok());
+  auto stopped = AwaitSavepoint(dispatcher, *id, *stop);
+  REQUIRE_FALSE(stopped.failure.has_value());
+  REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kFinished);
+  auto lines = CommittedLines(tmp.path / "out", &hidden);
+  CHECK(hidden == 0);
+  REQUIRE_FALSE(lines.empty());
+  CHECK(lines == ExpectedNumberSum(static_cast<int64_t>(lines.size())));
+  auto snapshot = weir::LoadSnapshot(PathOf(stopped.location));
+  REQUIRE(snapshot.ok());
+  CHECK(snapshot->format == weir::SnapshotFormat::kNative);
+}
