@@ -248,3 +248,21 @@ TEST_CASE("too many failed checkpoints fail the job over when there is no tolera
   REQUIRE(exceptions->root.has_value());
   CHECK(exceptions->root->stacktrace.find("tolerable failure threshold") != std::string::npos);
 }
+
+TEST_CASE("concurrent checkpoints (max-concurrent 3) keep exactly-once through failures",
+          "[integration][checkpoint]") {
+  TempDir tmp;
+  weir::Configuration config = CheckpointConfig(tmp / "checkpoints");
+  config.Set("execution.checkpointing.interval", "10ms");
+  config.Set("execution.checkpointing.max-concurrent-checkpoints", "3");
+  config.Set("execution.checkpointing.num-retained", "2");
+  LocalDispatcher dispatcher(config, tmp / "uploads");
+  JarRunRequest req;
+  req.program_args = {"--count", "20000", "--rate", "20000", "--output", tmp / "out", "--fail-at", "7000,14000"};
+  req.parallelism = 2;
+  auto id = dispatcher.SubmitJobFile(kNumberSum, req);
+  REQUIRE(id.ok());
+  REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kFinished);
+  CHECK(CommittedLines(tmp.path / "out") == ExpectedNumberSum(20000));
+  CHECK(dispatcher.GetCheckpointStats(*id)->completed >= 10);
+}
