@@ -43,6 +43,12 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+std::string StripFileScheme(std::string_view p) {
+  if (StartsWith(p, "file://")) return std::string(p.substr(7));
+  if (StartsWith(p, "file:")) return std::string(p.substr(5));
+  return std::string(p);
+}
+
 std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "lib/common/string_util.h"
+
 namespace fs = std::filesystem;
 
 namespace weir {
@@ -44,7 +46,8 @@ Status WriteSnapshot(const std::string& dir, CompletedSnapshot& snapshot) {
   return Status::OK();
 }
 
-Result<std::string> ResolveSnapshotPath(const std::string& path, std::string* chosen_note) {
+Result<std::string> ResolveSnapshotPath(const std::string& path_or_uri, std::string* chosen_note) {
+  const std::string path = StripFileScheme(path_or_uri);
   std::error_code ec;
   if (!fs::exists(path, ec)) {
     return Status::NotFound("cannot find checkpoint or savepoint '" + path + "'")

@@ -38,10 +38,10 @@ Status WriteSnapshot(const std::string& dir, CompletedSnapshot& snapshot);
 // file: NotFound (missing path, or a directory without `_metadata`), Corruption.
 Result<CompletedSnapshot> LoadSnapshot(const std::string& path);
 
-// Resolves what `weir run -s` accepts to a snapshot directory: a snapshot directory,
+// Resolves what `weir run -s` accepts (a path or a file: URI) to a snapshot directory: a snapshot directory,
 // its `_metadata`, or a job's checkpoint directory (<dir>/<job-id>, holding chk-<n>
 // directories: the newest one with a `_metadata` is taken; `chosen` tells which).
-Result<std::string> ResolveSnapshotPath(const std::string& path, std::string* chosen_note);
+Result<std::string> ResolveSnapshotPath(const std::string& path_or_uri, std::string* chosen_note);
 
 // Deletes a snapshot directory (metadata first, so a half-deleted snapshot is never
 // taken for a complete one).

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "lib/common/logging.h"
+#include "lib/common/string_util.h"
 #include "lib/common/time_util.h"
 #include "lib/config/options.h"
 
@@ -14,11 +15,6 @@ namespace weir::runtime {
 namespace {
 constexpr size_t kHistorySize = 10;
 
-std::string StripFileScheme(const std::string& dir) {
-  if (dir.rfind("file://", 0) == 0) return dir.substr(7);
-  if (dir.rfind("file:", 0) == 0) return dir.substr(5);
-  return dir;
-}
 }  // namespace
 
 Result<CheckpointSettings> CheckpointSettings::FromConfig(const Configuration& config) {

@@ -411,9 +411,7 @@ Result<std::pair<TriggerId, std::string>> JobMaster::PrepareSavepoint(const std:
     *existing = true;
     return std::make_pair(*trigger, std::string());
   }
-  std::string dir = target_dir.empty() ? checkpoint_settings_.savepoint_dir : target_dir;
-  if (dir.rfind("file://", 0) == 0) dir = dir.substr(7);
-  else if (dir.rfind("file:", 0) == 0) dir = dir.substr(5);
+  std::string dir = StripFileScheme(target_dir.empty() ? checkpoint_settings_.savepoint_dir : target_dir);
   if (dir.empty()) {
     return Status::InvalidArgument(
                "no savepoint directory: none was given and neither execution.checkpointing.savepoint-dir nor "

@@ -95,8 +95,7 @@ Result<JobId> LocalDispatcher::Submit(std::shared_ptr<JobLibrary> library, const
     WEIR_ASSIGN_OR_RETURN(auto claim, config.GetEnum(options::kStateRecoveryClaimMode));
     if (claim) restore.claim_mode = *claim;
   }
-  if (restore.path.rfind("file://", 0) == 0) restore.path = restore.path.substr(7);
-  else if (restore.path.rfind("file:", 0) == 0) restore.path = restore.path.substr(5);
+  restore.path = StripFileScheme(restore.path);
 
   JobId id = request.job_id ? *request.job_id : JobId::Generate();
   {
@@ -243,9 +242,7 @@ Result<TriggerId> LocalDispatcher::DisposeSavepoint(const std::string& path, std
     std::lock_guard lock(mu_);
     if (disposals_.count(trigger)) return trigger;
   }
-  std::string p = path;
-  if (p.rfind("file://", 0) == 0) p = p.substr(7);
-  else if (p.rfind("file:", 0) == 0) p = p.substr(5);
+  std::string p = StripFileScheme(path);
   AsyncOperationStatus status;
   status.completed = true;
   std::error_code ec;
