@@ -5,7 +5,7 @@
 //   --output json|text        text (Flink's lines, default) or one JSON document on stdout
 //   -m, --jobmanager host:port the REST endpoint; default rest.address:rest.port
 //   -D key=value               a configuration override (repeatable; "-Dkey=value" works too)
-//   -v, --verbose              debug log and configuration warnings on stderr
+//   -v, --verbose              debug log on stderr
 //
 // The configuration is Configuration::LoadDefault() (conf/config.yaml, $WEIR_CONF_DIR), then
 // every -D in order, then Validate(): a malformed value is a usage error naming the key.

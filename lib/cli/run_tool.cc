@@ -171,9 +171,9 @@ int RunTool(CLI::App& app, const CommonOptions& common, const std::vector<std::s
   std::vector<std::string> warnings;
   Result<Configuration> config = common.offline ? Result<Configuration>(Configuration())
                                                 : LoadToolConfiguration(common, &warnings);
-  if (common.verbose) {
-    for (const auto& warning : warnings) err << tool << ": warning: " << warning << '\n';
-  }
+  // Unknown and deprecated keys are worth a line even without -v: a typo in a key
+  // name otherwise goes unnoticed.
+  for (const auto& warning : warnings) err << tool << ": warning: " << warning << '\n';
   if (!config.ok()) return fail(config.status(), FailureKind::kUsage);
   Result<RestClientOptions> client_options = common.offline
                                                  ? Result<RestClientOptions>(RestClientOptions())

@@ -17,7 +17,7 @@
 //     check): `<tool>: <message>` and `hint: ...` on stderr, exit 2;
 //  3. prints the parse warnings, sets the log level (debug with -v, else off);
 //  4. loads the configuration (common_options.h) and resolves the endpoint; an error is a
-//     usage error (exit 2); configuration warnings are printed only with -v; skipped for
+//     usage error (exit 2); configuration warnings (unknown, deprecated keys) go to stderr; skipped for
 //     an offline tool (CommonOptions::offline: defaults only);
 //  5. runs the body; a non-OK Status is printed as `<tool>: <message>` (+ `hint: <hint>`) on
 //     stderr and, with --output json when the body wrote no document, as
