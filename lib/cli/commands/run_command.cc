@@ -212,6 +212,11 @@ Status RunRemote(const RunArgs& args, FlinkRestClient& client, Printer& printer)
   request.program_args = args.program_args;
   request.parallelism = args.parallelism;
   request.savepoint_path = args.savepoint_path;
+  // A relative -s path means this directory, not the endpoint's working directory.
+  if (!args.savepoint_path.empty() && std::filesystem::path(args.savepoint_path).is_relative() &&
+      std::filesystem::exists(args.savepoint_path, ec)) {
+    request.savepoint_path = std::filesystem::absolute(args.savepoint_path, ec).string();
+  }
   request.allow_non_restored_state = args.allow_non_restored_state;
   request.claim_mode = args.claim_mode;
   request.flink_configuration = std::move(flink_configuration);
