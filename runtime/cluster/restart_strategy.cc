@@ -137,7 +137,7 @@ Result<std::unique_ptr<RestartStrategy>> RestartStrategy::FromConfig(const Confi
   }
   // GetEnum only returns the option's listed values, all handled above.
   return Status::Internal("restart strategy '" + t + "' of '" + options::kRestartStrategyType.key +
-                          "' is not implemented");
+                          "' has no handler here");
 }
 
 // --- none ---
