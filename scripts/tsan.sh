@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Usage: scripts/tsan.sh [build-dir] [-- test arguments...]
 #
-# Builds runtime_core_tests (tasks, input gates, barriers: the threaded core) with
-# ThreadSanitizer and runs it. The first data race or lock-order problem stops the
-# run with TSAN's report. Exits with the test binary's status.
+# Builds the threaded core's tests (tasks, input gates, barriers), the checkpoint
+# coordinator's and the checkpoint/savepoint integration tests with ThreadSanitizer
+# and runs them. The first data race or lock-order problem stops the
+# run with its report. Exits with the first failing binary's status.
 #   build-dir        default: <repo>/build-tsan; a relative path is taken from the
 #                    current directory
 #   test arguments   passed to the Catch2 binary, e.g. -- '[barrier]'
@@ -40,12 +41,22 @@ if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
   generator=(-G Ninja)
 fi
 cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" -DWEIR_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build "$BUILD_DIR" -j "$JOBS" --target runtime_core_tests
+# The threaded parts: tasks and gates, the checkpoint coordinator, and whole jobs
+# through checkpoints, failures, savepoints and restores.
+tests=(runtime_core_tests runtime_checkpoint_tests checkpoint_integration_tests)
+cmake --build "$BUILD_DIR" -j "$JOBS" --target "${tests[@]}" number_sum
 
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
 status=0
-"$BUILD_DIR/bin/runtime_core_tests" "$@" || status=$?
-if ((status != 0)); then
-  echo "tsan: runtime_core_tests failed with status $status" >&2
-fi
-exit "$status"
+for t in "${tests[@]}"; do
+  if [[ "$t" == runtime_core_tests ]]; then
+    "$BUILD_DIR/bin/$t" "$@" || status=$?
+  else
+    "$BUILD_DIR/bin/$t" || status=$?
+  fi
+  if ((status != 0)); then
+    echo "tsan: $t failed with status $status" >&2
+    exit "$status"
+  fi
+done
+exit 0
