@@ -11,6 +11,8 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libcurl4-openssl-dev librocksdb-dev libfmt-dev
   catch2 libspdlog-dev libyaml-cpp-dev libcpp-httplib-dev
   curl python3 python3-yaml procps
+  # The Flink peer of the compatibility test (scripts/peers/flink.sh): Java 17, Maven, venv.
+  openjdk-17-jre-headless maven python3-venv
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

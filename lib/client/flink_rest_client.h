@@ -1,7 +1,7 @@
 #pragma once
 // FlinkRestClient: the typed calls the tools make against Flink's REST API v1 (served by weir's
 // runtime and by a real Flink JobManager). Plain structs in and out; the JSON stays in the .cc.
-// Shapes: /work/shared/reference/flink-cli-rest.md §4–§5.
+// Shapes: Flink's REST API v1 (the JSON its JobManager sends).
 //
 // Every call returns the RestClient's errors unchanged (Unavailable, NotFound, ...; see
 // rest_client.h); an answer that does not have the expected shape is Internal, naming the path.
@@ -101,7 +101,7 @@ class FlinkRestClient {
   // GET /jobs/:jobid/execution-result (one poll; completed == false while the job runs).
   Result<JobExecutionResult> GetJobResult(const JobId& job_id);
 
-  // Savepoints (reference §2.2–2.4). The triggers return the trigger id ("request-id" of the
+  // Savepoints–2.4). The triggers return the trigger id ("request-id" of the
   // 202 answer) as soon as the endpoint accepted the request; an empty `target_directory`
   // sends null, i.e. the endpoint's execution.checkpointing.savepoint-dir.
   //

@@ -1,5 +1,5 @@
 // /jobs/:jobid/checkpoints, /jobs/:jobid/checkpoints/config and
-// /jobs/:jobid/checkpoints/details/:checkpointid (reference §5.6-5.8).
+// /jobs/:jobid/checkpoints/details/:checkpointid.
 
 #include <charconv>
 

@@ -1,4 +1,5 @@
 #include "runtime/rest/rest_json_internal.h"
+#include "runtime/rest/java_serialization_internal.h"
 
 #include <algorithm>
 #include <array>
@@ -173,6 +174,9 @@ json JobOverviewEntryJson(const JobInfo& job, int64_t now_ms) {
       {"end-time", job.end_time},
       {"duration", JobDuration(job, now_ms)},
       {"last-modification", LastModification(job)},
+      // Flink 2.x's client requires this int (operators not yet scheduled); weir
+      // schedules every operator at once.
+      {"pending-operators", 0},
       {"tasks", tasks},
   };
 }
@@ -325,10 +329,13 @@ json JobExecutionResultJson(const std::optional<JobResult>& result,
       {"net-runtime", result->net_runtime_ms},
   };
   if (result->failure) {
-    // serialized-throwable is the Java serialization blob; there is none to give.
+    // serialized-throwable: a Java SerializedThrowable that Flink's own client reads.
+    const std::string& trace = *result->failure;
+    std::string message =
+        trace.rfind(failure_class + ": ", 0) == 0 ? trace.substr(failure_class.size() + 2) : trace;
     r["failure-cause"] = {{"class", failure_class},
-                          {"stack-trace", *result->failure},
-                          {"serialized-throwable", ""}};
+                          {"stack-trace", trace},
+                          {"serialized-throwable", JavaSerializedThrowableBase64(failure_class, message, trace)}};
   }
   return {{"status", {{"id", "COMPLETED"}}}, {"job-execution-result", r}};
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The JSON views of the REST API: job_status.h structs → Flink's response bodies, and
 // Flink's JarRunRequestBody → JarRunRequest. Field names follow Flink's wire format
-// (reference/flink-cli-rest.md §4, §5; flink-rest-v1-openapi.yml). Internal to
+// (Flink's REST API v1 and its OpenAPI specification). Internal to
 // runtime/rest and its tests; nothing else sees nlohmann::json.
 
 #include <cstdint>
@@ -64,7 +64,7 @@ nlohmann::json JarListJson(const std::string& address, const std::vector<JarInfo
 // POST /jars/upload: {"filename": <stored path>, "status": "success"}.
 nlohmann::json JarUploadJson(const JarInfo& jar);
 
-// --- Checkpoint statistics (checkpoint_json.cc), reference §5.6-5.8 ---
+// --- Checkpoint statistics (checkpoint_json.cc)
 
 // The quantile `q` (0..1) of `values` as Flink computes it: Apache Commons Math's
 // Percentile with the LEGACY estimation (position q * (n + 1), linear interpolation
@@ -91,7 +91,7 @@ Result<nlohmann::json> CheckpointingStatisticsJson(const CheckpointingStats& sta
 // Internal when the mode is neither exactly_once nor at_least_once.
 Result<nlohmann::json> CheckpointConfigJson(const CheckpointConfigInfo& config);
 
-// --- Savepoints, stop-with-savepoint and disposal (savepoint_json.cc), reference §2.2-2.3,
+// --- Savepoints, stop-with-savepoint and disposal (savepoint_json.cc)
 // §4.1-4.3 ---
 //
 // The request bodies are read as Flink's Jackson mapper does for these classes: an empty

@@ -2,7 +2,7 @@
 // RestServer: Flink's REST API v1 (the subset the CLI, Flink's own client and the web
 // dashboard use) over a Dispatcher. Every route answers both with and without the
 // "/v1" prefix; field names, status codes and the {"errors": [...]} error body follow
-// Flink (reference/flink-cli-rest.md §3.2, §4, §5).
+// Flink (as Flink).
 //
 // The server runs on its own threads (an HTTP thread pool); the Dispatcher must be
 // thread-safe and outlive the server.

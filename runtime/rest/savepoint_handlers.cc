@@ -1,4 +1,4 @@
-// Savepoints and their disposal, Flink's trigger / poll protocol (reference §2.2-2.3, §4.1):
+// Savepoints and their disposal, Flink's trigger / poll protocol:
 //   POST /jobs/:jobid/savepoints            → 202 {"request-id"}
 //   POST /jobs/:jobid/stop                  → 202 {"request-id"}
 //   GET  /jobs/:jobid/savepoints/:triggerid → 200 AsynchronousOperationResult (SavepointInfo);

@@ -1,11 +1,12 @@
 // Request bodies and responses of the savepoint, stop-with-savepoint and disposal routes
-// (reference/flink-cli-rest.md §2.2-2.3, §4.1-4.3; OpenAPI SavepointTriggerRequestBody,
+// (as Flink; OpenAPI SavepointTriggerRequestBody,
 // StopWithSavepointRequestBody, SavepointDisposalRequest, TriggerResponse,
 // AsynchronousOperationResult, SavepointInfo, AsynchronousOperationInfo).
 
 #include <algorithm>
 
 #include "lib/common/string_util.h"
+#include "runtime/rest/java_serialization_internal.h"
 #include "runtime/rest/rest_json_internal.h"
 
 namespace weir::runtime {
@@ -192,7 +193,10 @@ json TriggerResponseJson(const TriggerId& trigger) { return {{"request-id", trig
 
 json SerializedThrowableJson(const std::string& class_name, const std::string& text) {
   std::string trace = text.rfind(class_name, 0) == 0 ? text : class_name + ": " + text;
-  return {{"class", class_name}, {"stack-trace", trace}, {"serialized-throwable", ""}};
+  std::string message = text.rfind(class_name + ": ", 0) == 0 ? text.substr(class_name.size() + 2) : text;
+  return {{"class", class_name},
+          {"stack-trace", trace},
+          {"serialized-throwable", JavaSerializedThrowableBase64(class_name, message, trace)}};
 }
 
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 // `weir cancel [-s [targetDirectory]] <jobId>`: cancels a running job, as `flink cancel` does
-// (reference: flink-cli-rest.md §2.4).
+// (as Flink's `flink cancel`).
 //
 // Plain: PATCH /v1/jobs/<jobId>?mode=cancel. Prints "Cancelling job <id>." and, once the
 // endpoint acknowledged, "Cancelled job <id>." (the job may still be CANCELLING then, as

@@ -1,7 +1,7 @@
 #pragma once
 // `weir savepoint [OPTIONS] <jobId> [targetDirectory]` and `weir savepoint -d <savepointPath>`:
 // triggers a savepoint of a running job, or disposes one, as `flink savepoint` does
-// (reference: flink-cli-rest.md §2.2).
+// (as Flink's `flink savepoint`).
 //
 // Trigger: POST /v1/jobs/<jobId>/savepoints {"target-directory","cancel-job":false,
 // "formatType"}, then GET /v1/jobs/<jobId>/savepoints/<triggerId> until COMPLETED (10 ms,

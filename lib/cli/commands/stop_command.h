@@ -1,6 +1,6 @@
 #pragma once
 // `weir stop [OPTIONS] <jobId>`: stops a job with a savepoint, as `flink stop` does
-// (reference: flink-cli-rest.md §2.3). The sources stop, a final savepoint is taken, the
+// (as Flink's `flink stop`). The sources stop, a final savepoint is taken, the
 // sinks commit, and the job ends FINISHED (with --drain the sources end first, so event-time
 // timers fire and everything is flushed).
 //

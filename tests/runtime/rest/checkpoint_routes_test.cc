@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/runtime/rest/flink_wire_format.h"
+
 #include "runtime/rest/rest_json_internal.h"
 #include "tests/runtime/rest/openapi_checker.h"
 #include "tests/runtime/rest/rest_test_util.h"
@@ -18,8 +20,7 @@ using namespace weir::runtime::testing;
 namespace {
 
 const std::string kRunning = kRunningJobId;
-const std::string kSpecPath = WEIR_SOURCE_DIR "/../shared/reference/flink-rest-v1-openapi.yml";
-const std::string kReferencePath = WEIR_SOURCE_DIR "/../shared/reference/flink-cli-rest.md";
+const std::string kSpecPath = WEIR_SOURCE_DIR "/tests/runtime/rest/flink-rest-v1-openapi.yml";
 
 json Get(ServerFixture& f, const std::string& url, int expected_status = 200) {
   auto res = f.client->Get(url.c_str());
@@ -174,14 +175,10 @@ TEST_CASE("checkpoint endpoints match Flink's OpenAPI schemas", "[rest][checkpoi
   check(details, "/jobs/{jobid}/checkpoints/details/{checkpointid}", "CheckpointStatistics");
   CHECK(MissingKeys(details, {"failure_timestamp", "failure_message"}).empty());
 
-  // "mode" is lower case on the wire, upper case in the spec's enum (reference §5.7):
-  // exempt from the enum check, checked against the reference text instead.
+  // "mode" is lower case on the wire, upper case in the spec's enum:
+  // exempt from the enum check, checked against Flink's wire format instead.
   json config = Get(f, "/v1/jobs/" + kRunning + "/checkpoints/config");
   check(config, "/jobs/{jobid}/checkpoints/config", "CheckpointConfigInfo", {"$.mode"});
-  std::ifstream in(kReferencePath);
-  if (!in) FAIL("the REST reference is required at '" << kReferencePath << "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  CHECK(text.str().find(R"({"mode": "exactly_once"|"at_least_once")") != std::string::npos);
+  CHECK(weir::testing::kFlinkWireFormat.find(R"({"mode": "exactly_once"|"at_least_once")") != std::string::npos);
   CHECK((config["mode"] == "exactly_once" || config["mode"] == "at_least_once"));
 }

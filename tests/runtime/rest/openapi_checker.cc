@@ -24,7 +24,7 @@ std::unique_ptr<OpenApiSpec> OpenApiSpec::Load(const std::string& path, std::str
   std::ifstream in(path);
   if (!in) {
     *error = "cannot open Flink's OpenAPI file '" + path +
-             "' (expected shared/reference/ beside the source tree)";
+             "' (it is part of the source tree)";
     return nullptr;
   }
   try {

@@ -1,6 +1,6 @@
 #pragma once
 // Checks JSON documents against the response schemas of Flink's OpenAPI file
-// (shared/reference/flink-rest-v1-openapi.yml). Test-only.
+// (tests/runtime/rest/flink-rest-v1-openapi.yml). Test-only.
 //
 // Rules: every property a document has must be declared by its schema (or allowed by
 // additionalProperties) and be of the declared JSON type; string enums and patterns
@@ -39,7 +39,7 @@ class OpenApiSpec {
                                  const std::string& status) const;
 
   // Problems found, one line each ("$.jobs[0].tasks: expected object, got string").
-  // `unchecked_paths`: values known to differ from the spec (reference §9) whose
+  // `unchecked_paths`: values known to differ from the spec whose
   // property must still be declared but whose value is checked by the caller.
   std::vector<std::string> Check(const nlohmann::json& value, const YAML::Node& schema,
                                  const std::set<std::string>& nullable_paths = {},

@@ -1,5 +1,5 @@
 // The savepoint, stop-with-savepoint and disposal routes over the FakeDispatcher
-// (reference/flink-cli-rest.md §2.2-2.3, §4.1-4.3): the trigger / poll protocol, the
+// (as Flink): the trigger / poll protocol, the
 // bodies passed through, failure causes, 400 cases, the error mapping, and the shapes
 // against Flink's OpenAPI schemas.
 
@@ -9,6 +9,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/runtime/rest/flink_wire_format.h"
+
+#include "runtime/rest/java_serialization_internal.h"
 #include "runtime/rest/rest_json_internal.h"
 #include "tests/runtime/rest/openapi_checker.h"
 #include "tests/runtime/rest/rest_test_util.h"
@@ -23,9 +26,7 @@ namespace {
 const std::string kRunning = kRunningJobId;
 const std::string kFailed = kFailedJobId;
 const std::string kUnknown = kUnknownJobId;
-const std::string kReferenceDir = WEIR_SOURCE_DIR "/../shared/reference";
-const std::string kSpecPath = kReferenceDir + "/flink-rest-v1-openapi.yml";
-const std::string kReferencePath = kReferenceDir + "/flink-cli-rest.md";
+const std::string kSpecPath = WEIR_SOURCE_DIR "/tests/runtime/rest/flink-rest-v1-openapi.yml";
 const std::regex kHex32("[0-9a-f]{32}");
 
 struct Reply {
@@ -263,7 +264,7 @@ TEST_CASE("a failed savepoint is COMPLETED with a failure-cause and no location"
     CHECK(cause["stack-trace"] ==
           "weir::SavepointException: could not write the savepoint to '/unwritable': "
           "Permission denied");
-    CHECK(cause["serialized-throwable"] == "");
+    CHECK(cause["serialized-throwable"].get<std::string>().rfind("rO0ABXNy", 0) == 0);
     // A failed stop leaves the job running.
     CHECK(StatusOf(f, kRunning) == JobStatus::kRunning);
   }
@@ -294,7 +295,7 @@ TEST_CASE("savepoint disposal: 200, then the status with failure-cause null or s
     CHECK(cause["class"] == "weir::SavepointDisposalException");
     CHECK(cause["stack-trace"] == "weir::SavepointDisposalException: '/tmp/not-a-savepoint' is "
                                   "not a savepoint: it has no _metadata file");
-    CHECK(cause["serialized-throwable"] == "");
+    CHECK(cause["serialized-throwable"].get<std::string>().rfind("rO0ABXNy", 0) == 0);
   }
 }
 
@@ -440,9 +441,11 @@ TEST_CASE("savepoint JSON views", "[rest][savepoints][json]") {
   failed.failure = "disk full";
   json op = SavepointStatusJson(failed).value()["operation"];
   CHECK(op.size() == 1);
-  CHECK(op["failure-cause"] == json({{"class", kDefaultSavepointFailureClass},
-                                     {"stack-trace", "weir::SavepointException: disk full"},
-                                     {"serialized-throwable", ""}}));
+  CHECK(op["failure-cause"] ==
+        json({{"class", kDefaultSavepointFailureClass},
+              {"stack-trace", "weir::SavepointException: disk full"},
+              {"serialized-throwable", JavaSerializedThrowableBase64(kDefaultSavepointFailureClass, "disk full",
+                                                                     "weir::SavepointException: disk full")}}));
 
   // The stack trace is "<class>: <text>" unless the text already starts with the class.
   CHECK(SerializedThrowableJson("std::runtime_error", "std::runtime_error: boom")["stack-trace"] ==
@@ -486,7 +489,7 @@ TEST_CASE("savepoint routes match Flink's OpenAPI schemas", "[rest][savepoints][
   std::unique_ptr<OpenApiSpec> spec = OpenApiSpec::Load(kSpecPath, &error);
   if (!spec) FAIL("Flink's OpenAPI file is required at '" << kSpecPath << "': " << error);
   const std::string throwable_text = [] {
-    std::string text = ReadFileOrFail(kReferencePath);
+    std::string text = weir::testing::kFlinkWireFormat;
     size_t start = text.find("### 3.3");
     REQUIRE(start != std::string::npos);
     return text.substr(start, text.find("\n#", start + 7) - start);
@@ -518,7 +521,7 @@ TEST_CASE("savepoint routes match Flink's OpenAPI schemas", "[rest][savepoints][
     CHECK(problems.empty());
   };
   // SerializedThrowable on the wire has "class" and "stack-trace" besides the spec's
-  // "serialized-throwable" (reference §3.3, §9): checked against the reference text.
+  // "serialized-throwable": checked against Flink's wire format.
   auto check_cause = [&](const json& cause) {
     REQUIRE(cause.is_object());
     CHECK(MissingKeys(cause, {"class", "stack-trace", "serialized-throwable"}).empty());
