@@ -15,26 +15,20 @@ namespace weir::cli {
 using testing::RefusedPort;
 using testing::ScopedConfDir;
 using testing::TestHttpServer;
+using testing::RunToolCaptured;
+using testing::ToolRun;
 
 namespace {
 
 constexpr char kJobId[] = "cca7bc1061d61cf15238e92312c2fc20";
 
-struct CancelRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-CancelRun RunCancelTool(const std::vector<std::string>& argv) {
+ToolRun RunCancelTool(const std::vector<std::string>& argv) {
   CancelArgs args;
   CLI::App app{"Cancels a running program.", "weir-cancel"};
   AddCancelOptions(app, args);
-  std::ostringstream out, err;
-  int code = RunTool(app, args.common, argv, out, err, [&](ToolContext& ctx) {
+  return RunToolCaptured(app, args.common, argv, [&](ToolContext& ctx) {
     return RunCancel(args, ctx.client(), ctx.printer());
   });
-  return {code, out.str(), err.str()};
 }
 
 // An endpoint that knows one running job.

@@ -20,7 +20,9 @@
 
 namespace weir::cli {
 
+using testing::RunToolCaptured;
 using testing::TempDir;
+using testing::ToolRun;
 
 namespace fs = std::filesystem;
 
@@ -29,20 +31,12 @@ namespace {
 constexpr char kJob[] = "cca7bc1061d61cf15238e92312c2fc20";
 constexpr int64_t kTimestamp = 1606752149000;
 
-struct ToolRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
 ToolRun RunInspectTool(const std::vector<std::string>& argv) {
   InspectArgs args;
   CLI::App app{"Prints the metadata of a savepoint or checkpoint.", "weir-inspect"};
   AddInspectOptions(app, args);
-  std::ostringstream out, err;
-  int code = RunTool(app, args.common, argv, out, err,
-                     [&](ToolContext& ctx) { return RunInspect(args, ctx.printer()); });
-  return {code, out.str(), err.str()};
+  return RunToolCaptured(app, args.common, argv,
+                         [&](ToolContext& ctx) { return RunInspect(args, ctx.printer()); });
 }
 
 // A key group of a keyed state as the heap backend writes it: the number of keys, then

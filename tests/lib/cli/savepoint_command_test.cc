@@ -19,28 +19,22 @@ using testing::kSavepointJobId;
 using testing::kSavepointLocation;
 using testing::kTriggerId;
 using testing::RefusedPort;
+using testing::RunToolCaptured;
 using testing::ScopedConfDir;
+using testing::ToolRun;
 
 namespace {
 
 const std::string kJob = kSavepointJobId;
-
-struct ToolRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
 
 ToolRun RunSavepointTool(const std::vector<std::string>& argv) {
   SavepointArgs args;
   CLI::App app{"Triggers savepoints for a running job or disposes existing ones.",
                "weir-savepoint"};
   AddSavepointOptions(app, args);
-  std::ostringstream out, err;
-  int code = RunTool(app, args.common, argv, out, err, [&](ToolContext& ctx) {
+  return RunToolCaptured(app, args.common, argv, [&](ToolContext& ctx) {
     return RunSavepoint(args, ctx.client(), ctx.printer());
   });
-  return {code, out.str(), err.str()};
 }
 
 bool Parse(SavepointArgs& args, const std::vector<std::string>& argv, int* code,

@@ -18,27 +18,21 @@ using testing::kSavepointJobId;
 using testing::kSavepointLocation;
 using testing::kTriggerId;
 using testing::RefusedPort;
+using testing::RunToolCaptured;
 using testing::ScopedConfDir;
+using testing::ToolRun;
 
 namespace {
 
 const std::string kJob = kSavepointJobId;
 
-struct ToolRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
 ToolRun RunStopTool(const std::vector<std::string>& argv) {
   StopArgs args;
   CLI::App app{"Stops a running program with a savepoint (streaming jobs only).", "weir-stop"};
   AddStopOptions(app, args);
-  std::ostringstream out, err;
-  int code = RunTool(app, args.common, argv, out, err, [&](ToolContext& ctx) {
+  return RunToolCaptured(app, args.common, argv, [&](ToolContext& ctx) {
     return RunStop(args, ctx.client(), ctx.printer());
   });
-  return {code, out.str(), err.str()};
 }
 
 struct Parsed {

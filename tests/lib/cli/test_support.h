@@ -19,9 +19,25 @@
 
 #include <httplib.h>
 
+#include "lib/cli/run_tool.h"
 #include "lib/client/rest_client.h"
 
 namespace weir::testing {
+
+// What a tool printed and returned.
+struct ToolRun {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+// Runs a command as its executable does (RunTool) on `argv`, capturing stdout and stderr.
+inline ToolRun RunToolCaptured(CLI::App& app, const cli::CommonOptions& common,
+                               const std::vector<std::string>& argv, const cli::ToolBody& body) {
+  std::ostringstream out, err;
+  int code = cli::RunTool(app, common, argv, out, err, body);
+  return {code, out.str(), err.str()};
+}
 
 // An httplib::Server on 127.0.0.1:<free port>. Register handlers on server(), then Start().
 class TestHttpServer {
