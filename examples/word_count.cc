@@ -1,9 +1,15 @@
 // word_count: counts words. Reads the lines of --input (a file or a directory of
 // files), splits them into lower-case words, counts per word and writes
 // "<word>,<count so far>" for every occurrence into committed part files in
-// --output (stdout when absent). The last line of a word holds its total.
+// --output (stdout when absent). The last line of a word holds its total; whatever
+// the order, a word seen T times gives the lines "<word>,1" .. "<word>,T".
 //
 //   weir run build/examples/word_count.so --input text.txt --output out/
+//                                        [--rate R] [--sink print|file|discard]
+//
+// --rate limits each source subtask to R lines per second (0: as fast as possible),
+// so a running job can be stopped with a savepoint and restored at another
+// parallelism; the source's splits (a file and an offset) move with its state.
 
 #include <cctype>
 
@@ -27,12 +33,19 @@ void SplitWords(const std::string& line, weir::Collector<WordCount>& out) {
 }
 
 void WordCountJob(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
-  args.CheckKnown({"input", "output"});
+  args.CheckKnown({"input", "output", "rate", "sink"});
   std::string input = args.Get("input");
   if (input.empty()) throw weir::JobArgumentError("--input PATH is required (a file or a directory)");
   std::string output = args.Get("output");
+  double rate = args.GetDouble("rate", 0);
+  if (rate < 0) throw weir::JobArgumentError("--rate must be 0 (no limit) or a positive number of lines per second");
+  std::string sink = args.Get("sink", output.empty() ? "print" : "file");
+  if (sink != "print" && sink != "file" && sink != "discard") {
+    throw weir::JobArgumentError("--sink must be print, file or discard, not '" + sink + "'");
+  }
+  if (sink == "file" && output.empty()) throw weir::JobArgumentError("--sink file needs --output DIR");
   env.SetJobName("Word Count");
-  auto counts = env.AddSource<std::string>(weir::FileSource(input), "File Source")
+  auto counts = env.AddSource<std::string>(weir::FileSource(input, rate), "File Source")
                     .Uid("file-source")
                     .FlatMap<WordCount>(SplitWords)
                     .Name("Tokenizer")
@@ -44,10 +57,12 @@ void WordCountJob(weir::StreamExecutionEnvironment& env, const weir::JobArgs& ar
                     .Map([](const WordCount& wc) { return wc.first + "," + std::to_string(wc.second); })
                     .Name("Format")
                     .Uid("format");
-  if (output.empty()) {
-    counts.Print().Uid("print-sink");
-  } else {
+  if (sink == "discard") {
+    counts.AddSink(weir::DiscardingSink<std::string>(), "Discard").Uid("discard-sink");
+  } else if (sink == "file") {
     counts.AddSink(weir::FileSink<std::string>(output), "File Sink").Uid("file-sink");
+  } else {
+    counts.Print().Uid("print-sink");
   }
 }
 

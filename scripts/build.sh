@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# Usage: scripts/build.sh [build-dir]
+# Usage: scripts/build.sh [build-dir [target...]]
 #
 # Configures weir with CMake and Ninja (only when the build directory is not
-# configured yet, or when WEIR_BUILD_TYPE changed), then builds everything.
+# configured yet, or when WEIR_BUILD_TYPE changed), then builds the targets given
+# (everything, tests included, when none is given).
 #   build-dir        default: <repo>/build; a relative path is taken from the
 #                    current directory
+#   target...        e.g. weir weir-run number_sum (what `ninja -C build -t targets` lists)
 #   WEIR_BUILD_TYPE  CMake build type, default RelWithDebInfo
 #   WEIR_JOBS        parallel build jobs, default 2
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-if (($# > 1)) || [[ "${1:-}" == -* ]]; then
-  echo "usage: scripts/build.sh [build-dir]" >&2
+if [[ "${1:-}" == -* ]]; then
+  echo "usage: scripts/build.sh [build-dir [target...]]" >&2
   exit 2
 fi
 BUILD_DIR="${1:-$ROOT/build}"
+TARGETS=("${@:2}")
 BUILD_TYPE="${WEIR_BUILD_TYPE:-RelWithDebInfo}"
 JOBS="${WEIR_JOBS:-2}"
 if ! [[ "$JOBS" =~ ^[1-9][0-9]*$ ]]; then
@@ -38,4 +41,8 @@ fi
 if ((configure)); then
   cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE="$BUILD_TYPE"
 fi
-cmake --build "$BUILD_DIR" -j "$JOBS"
+if ((${#TARGETS[@]} > 0)); then
+  cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]}"
+else
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+fi

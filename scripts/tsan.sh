@@ -43,8 +43,8 @@ fi
 cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" -DWEIR_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # The threaded parts: tasks and gates, the checkpoint coordinator, and whole jobs
 # through checkpoints, failures, savepoints and restores.
-tests=(runtime_core_tests runtime_checkpoint_tests checkpoint_integration_tests)
-cmake --build "$BUILD_DIR" -j "$JOBS" --target "${tests[@]}" number_sum
+tests=(runtime_core_tests runtime_checkpoint_tests checkpoint_integration_tests edge_integration_tests)
+cmake --build "$BUILD_DIR" -j "$JOBS" --target "${tests[@]}" number_sum word_count edge_jobs
 
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
 status=0

@@ -19,6 +19,9 @@
 
 namespace weir {
 
+// Throws the error of HeapKeyedStateBackend::SetCurrentKey (out of line: cold).
+[[noreturn]] void ThrowKeyGroupOutOfRange(int key_group, const KeyGroupRange& range);
+
 // A state table, type-erased for snapshots.
 class KeyedStateTable {
  public:
@@ -37,9 +40,14 @@ class HeapKeyedStateBackend {
   HeapKeyedStateBackend(int max_parallelism, KeyGroupRange range)
       : max_parallelism_(max_parallelism), range_(range) {}
 
+  // Throws std::logic_error when the key's key group is not this subtask's: the record
+  // was routed by a different key than the one computed here (a key selector that is
+  // not deterministic).
   void SetCurrentKey(const K& key) {
+    const int kg = KeyGroupOf(key, max_parallelism_);
+    if (!range_.Contains(kg)) [[unlikely]] ThrowKeyGroupOutOfRange(kg, range_);
     current_key_ = key;
-    current_kg_index_ = KeyGroupOf(key, max_parallelism_) - range_.start;
+    current_kg_index_ = kg - range_.start;
   }
   const K& current_key() const { return current_key_; }
   int current_kg_index() const { return current_kg_index_; }
@@ -58,6 +66,9 @@ class HeapKeyedStateBackend {
   AggregatingState<In, Out>& GetAggregatingState(const std::string& name,
                                                  AggregateFunction<In, Acc, Out> fn);
 
+  // Every state of the subtask: the registered ones, and the restored ones that the
+  // job has not asked for since the restore (carried over as they were restored, so a
+  // state survives any number of checkpoints in which it is not used).
   KeyedStateSnapshot Snapshot() const {
     KeyedStateSnapshot snap;
     snap.max_parallelism = max_parallelism_;
@@ -73,12 +84,22 @@ class HeapKeyedStateBackend {
       }
       snap.tables.push_back(std::move(t));
     }
+    for (const auto& [name, restored] : restored_) {
+      KeyedStateSnapshot::Table t;
+      t.name = name;
+      t.kind = restored.kind;
+      t.key_groups.resize(range_.size());
+      for (const auto& [kg, blob] : restored.key_groups) {
+        if (range_.Contains(kg)) t.key_groups[kg - range_.start] = blob;
+      }
+      snap.tables.push_back(std::move(t));
+    }
     return snap;
   }
 
   // Keeps the restored blobs; each is applied when its state is first registered
   // (the state's value types are known only then).
-  void SetRestored(const std::map<std::string, std::map<int, Bytes>>& keyed) { restored_ = keyed; }
+  void SetRestored(const std::map<std::string, RestoredKeyedState>& keyed) { restored_ = keyed; }
 
  private:
   template <class Table, class... Args>
@@ -93,7 +114,7 @@ class HeapKeyedStateBackend {
     Table& ref = *table;
     auto r = restored_.find(name);
     if (r != restored_.end()) {
-      for (const auto& [kg, blob] : r->second) {
+      for (const auto& [kg, blob] : r->second.key_groups) {
         if (!range_.Contains(kg)) continue;
         DataInput in(blob);
         ref.ReadKeyGroup(kg - range_.start, in);
@@ -109,7 +130,7 @@ class HeapKeyedStateBackend {
   K current_key_{};
   int current_kg_index_ = 0;
   std::map<std::string, std::unique_ptr<KeyedStateTable>> tables_;
-  std::map<std::string, std::map<int, Bytes>> restored_;
+  std::map<std::string, RestoredKeyedState> restored_;  // restored, not yet registered
 };
 
 namespace heap_internal {

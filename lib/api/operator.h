@@ -27,6 +27,9 @@ struct TaskInfo {
   int parallelism = 1;
   int max_parallelism = kDefaultMaxParallelism;
   int attempt = 0;              // 0 on the first run, +1 per restart
+  // Unique to this deployment of the job (all its subtasks share it), never reused by
+  // another attempt, job or restore: names files a sink writes so they cannot collide.
+  std::string attempt_id;
   bool checkpointing_enabled = false;
 };
 
@@ -48,6 +51,8 @@ class RuntimeContext {
   int NumberOfParallelSubtasks() const { return ctx_.task.parallelism; }
   int MaxNumberOfParallelSubtasks() const { return ctx_.task.max_parallelism; }
   int AttemptNumber() const { return ctx_.task.attempt; }
+  // See TaskInfo::attempt_id.
+  const std::string& AttemptId() const { return ctx_.task.attempt_id; }
   const std::string& TaskName() const { return ctx_.task.task_name; }
   bool CheckpointingEnabled() const { return ctx_.task.checkpointing_enabled; }
   bool IsRestored() const { return ctx_.restored != nullptr && ctx_.restored->restored; }
@@ -83,7 +88,8 @@ class StreamOperatorBase {
 
   virtual void Setup(const OperatorContext& ctx) {
     ctx_ = ctx;
-    operator_state_ = OperatorStateStore(ctx_.restored ? &ctx_.restored->operator_lists : nullptr);
+    operator_state_ = OperatorStateStore(ctx_.restored ? &ctx_.restored->operator_lists : nullptr,
+                                         ctx_.task.subtask_index);
     runtime_context_ = std::make_unique<RuntimeContext>(ctx_, &operator_state_);
   }
   // Connects this operator's output. `out` is an Output<Out>* for the operator's

@@ -19,8 +19,9 @@ namespace weir {
 class OperatorStateStore {
  public:
   OperatorStateStore() = default;
-  explicit OperatorStateStore(const std::map<std::string, std::vector<Bytes>>* restored)
-      : restored_(restored) {}
+  // `restored` (may be null) outlives the store; `subtask_index` is the subtask's.
+  OperatorStateStore(const std::map<std::string, RestoredOperatorList>* restored, int subtask_index)
+      : restored_(restored), subtask_index_(subtask_index) {}
 
   template <class T>
   ListState<T>& GetListState(const std::string& name) {
@@ -31,9 +32,22 @@ class OperatorStateStore {
     return Get<T>(name, OperatorStateMode::kUnion);
   }
 
+  // The registered lists, and the restored ones the job has not asked for since the
+  // restore, carried over as they were restored (a union list by subtask 0 only: every
+  // subtask was given all of it, and a restore unions the subtasks' lists again).
   OperatorStateSnapshot Snapshot() const {
     OperatorStateSnapshot snap;
     for (const auto& [name, list] : lists_) snap.lists.push_back(list->Snapshot(name));
+    if (restored_) {
+      for (const auto& [name, restored] : *restored_) {
+        if (lists_.count(name)) continue;
+        OperatorStateSnapshot::List l;
+        l.name = name;
+        l.mode = restored.mode;
+        if (restored.mode != OperatorStateMode::kUnion || subtask_index_ == 0) l.elements = restored.elements;
+        snap.lists.push_back(std::move(l));
+      }
+    }
     return snap;
   }
 
@@ -75,7 +89,7 @@ class OperatorStateStore {
     if (restored_) {
       auto r = restored_->find(name);
       if (r != restored_->end()) {
-        for (const auto& bytes : r->second) list->items_.push_back(DeserializeFromBytes<T>(bytes));
+        for (const auto& bytes : r->second.elements) list->items_.push_back(DeserializeFromBytes<T>(bytes));
       }
     }
     auto& ref = *list;
@@ -83,7 +97,8 @@ class OperatorStateStore {
     return ref;
   }
 
-  const std::map<std::string, std::vector<Bytes>>* restored_ = nullptr;
+  const std::map<std::string, RestoredOperatorList>* restored_ = nullptr;
+  int subtask_index_ = 0;
   std::map<std::string, std::unique_ptr<ListBase>> lists_;
 };
 

@@ -42,6 +42,15 @@ struct OperatorStateSnapshot {
 };
 
 struct OperatorSubtaskSnapshot {
+  // The subtask had ended (its task finished, FLIP-147) before the checkpoint: it holds
+  // no state. An operator all of whose subtasks are finished is started finished on
+  // restore; the state of a partly finished one is redistributed as on a downscale.
+  bool finished = false;
+  // The subtask's operators had finished (its input ended) when it took the
+  // checkpoint: it still holds state and waits for a checkpoint to complete before it
+  // ends (FLIP-147). Not stored: the coordinator uses it to decide whether the
+  // checkpoint may complete.
+  bool input_ended = false;
   bool has_keyed = false;
   KeyedStateSnapshot keyed;
   OperatorStateSnapshot operator_state;
@@ -50,12 +59,22 @@ struct OperatorSubtaskSnapshot {
 // What a subtask restores: for keyed state, the blobs of the key groups in its new
 // range (gathered from the old subtasks by the runtime); for operator state, the
 // elements the redistribution gave it.
+struct RestoredKeyedState {
+  std::string kind;              // as in KeyedStateSnapshot::Table
+  std::map<int, Bytes> key_groups;  // key group -> blob
+};
+
+struct RestoredOperatorList {
+  OperatorStateMode mode = OperatorStateMode::kSplit;
+  std::vector<Bytes> elements;
+};
+
 struct RestoredState {
   bool restored = false;
-  // state name -> key group -> blob
-  std::map<std::string, std::map<int, Bytes>> keyed;
-  // state name -> elements
-  std::map<std::string, std::vector<Bytes>> operator_lists;
+  // Every subtask of the operator had finished: the operator is started finished.
+  bool finished = false;
+  std::map<std::string, RestoredKeyedState> keyed;              // by state name
+  std::map<std::string, RestoredOperatorList> operator_lists;  // by state name
 };
 
 }  // namespace weir

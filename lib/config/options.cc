@@ -292,6 +292,31 @@ const ConfigOption kCheckpointingIncremental{
     .description = "Incremental checkpoints (rocksdb backend only): upload only new files.",
 };
 
+const ConfigOption kCheckpointingAfterTasksFinish{
+    .key = "execution.checkpointing.checkpoints-after-tasks-finish",
+    .type = OptionType::kBool,
+    .default_value = "true",
+    .deprecated_keys = {"execution.checkpointing.checkpoints-after-tasks-finish.enabled"},
+    .description = "Checkpoints go on after some tasks finished, and finishing tasks wait for a "
+                   "final checkpoint so two-phase-commit sinks commit everything (FLIP-147). "
+                   "weir requires true.",
+};
+
+const ConfigOption kJobStoreMaxCapacity{
+    .key = "jobstore.max-capacity",
+    .type = OptionType::kInt,
+    .default_value = "2147483647",
+    .description = "How many finished, cancelled or failed jobs the runtime keeps for the REST API "
+                   "and 'weir list -a'; the oldest go first.",
+};
+
+const ConfigOption kJobStoreExpirationTime{
+    .key = "jobstore.expiration-time",
+    .type = OptionType::kInt,
+    .default_value = "3600",
+    .description = "How many seconds a finished, cancelled or failed job is kept (Flink's unit).",
+};
+
 const ConfigOption kStateBackendType{
     .key = "state.backend.type",
     .type = OptionType::kEnum,
@@ -504,6 +529,8 @@ const std::vector<const ConfigOption*>& AllOptions() {
       &kTaskBufferSize,
       &kTaskBuffersPerChannel,
       &kTaskFloatingBuffers,
+      &kJobStoreMaxCapacity,
+      &kJobStoreExpirationTime,
       &kCheckpointingInterval,
       &kCheckpointingMode,
       &kCheckpointingTimeout,
@@ -518,6 +545,7 @@ const std::vector<const ConfigOption*>& AllOptions() {
       &kCheckpointingUnaligned,
       &kCheckpointingAlignedTimeout,
       &kCheckpointingIncremental,
+      &kCheckpointingAfterTasksFinish,
       &kStateBackendType,
       &kRestartStrategyType,
       &kFixedDelayAttempts,

@@ -27,6 +27,8 @@ extern const ConfigOption kWebUploadDir;           // web.upload.dir (where uplo
 extern const ConfigOption kTaskBufferSize;         // taskmanager.memory.segment-size (32kb)
 extern const ConfigOption kTaskBuffersPerChannel;  // taskmanager.network.memory.buffers-per-channel (2)
 extern const ConfigOption kTaskFloatingBuffers;    // taskmanager.network.memory.floating-buffers-per-gate (8)
+extern const ConfigOption kJobStoreMaxCapacity;    // jobstore.max-capacity (no limit)
+extern const ConfigOption kJobStoreExpirationTime; // jobstore.expiration-time (3600 s)
 
 // --- checkpointing (execution.checkpointing.*, with the legacy state.* spellings) ---
 extern const ConfigOption kCheckpointingInterval;
@@ -43,6 +45,7 @@ extern const ConfigOption kCheckpointingStorage;
 extern const ConfigOption kCheckpointingUnaligned;
 extern const ConfigOption kCheckpointingAlignedTimeout;
 extern const ConfigOption kCheckpointingIncremental;
+extern const ConfigOption kCheckpointingAfterTasksFinish;  // ...checkpoints-after-tasks-finish (true)
 extern const ConfigOption kStateBackendType;       // state.backend.type (hashmap)
 
 // --- restart strategies ---

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "lib/api/serialization.h"
+#include "lib/common/file_util.h"
 #include "lib/common/hash.h"
 
 namespace fs = std::filesystem;
@@ -107,12 +108,13 @@ Bytes EncodeMetadata(const CheckpointMetadata& m) {
       Serializer<std::string>::Write(out, h.file);
       out.WriteFixed<uint64_t>(h.size);
       out.WriteFixed<uint32_t>(h.crc);
+      out.WriteFixed<uint8_t>(h.finished ? 1 : 0);
     }
   }
   return buf;
 }
 
-Result<CheckpointMetadata> DecodeMetadata(const Bytes& payload, const std::string& what) {
+Result<CheckpointMetadata> DecodeMetadata(const Bytes& payload, const std::string& what, uint32_t version) {
   CheckpointMetadata m;
   try {
     DataInput in(payload);
@@ -148,6 +150,12 @@ Result<CheckpointMetadata> DecodeMetadata(const Bytes& payload, const std::strin
         Serializer<std::string>::Read(in, h.file);
         h.size = in.ReadFixed<uint64_t>();
         h.crc = in.ReadFixed<uint32_t>();
+        if (version >= 2) {
+          uint8_t finished = in.ReadFixed<uint8_t>();
+          if (finished > 1) throw DeserializationError("bad finished flag");
+          h.finished = finished == 1;
+          if (h.finished && !h.file.empty()) throw DeserializationError("a finished subtask with a state file");
+        }
       }
       if (op.parallelism < 1 || op.max_parallelism < op.parallelism) {
         throw DeserializationError("operator '" + op.uid + "' has an impossible parallelism");
@@ -171,7 +179,8 @@ Bytes FrameFile(const char magic[8], uint32_t version, const Bytes& payload) {
   return out;
 }
 
-Result<Bytes> UnframeFile(const Bytes& file, const char magic[8], uint32_t max_version, const std::string& what) {
+Result<Bytes> UnframeFile(const Bytes& file, const char magic[8], uint32_t max_version, const std::string& what,
+                          uint32_t* version_out) {
   constexpr size_t kHeader = 8 + 4 + 8;
   if (file.size() < kHeader + 4) {
     return Status::Corruption("'" + what + "' is truncated (" + std::to_string(file.size()) + " bytes)");
@@ -193,6 +202,7 @@ Result<Bytes> UnframeFile(const Bytes& file, const char magic[8], uint32_t max_v
     return Status::Corruption("'" + what + "' is truncated or has trailing bytes (length " + std::to_string(length) +
                               ", file holds " + std::to_string(file.size() - kHeader - 4) + ")");
   }
+  if (version_out) *version_out = version;
   Bytes payload(file.begin() + kHeader, file.begin() + kHeader + static_cast<long>(length));
   uint32_t crc;
   std::memcpy(&crc, file.data() + kHeader + length, 4);
@@ -222,17 +232,12 @@ Status WriteFileDurably(const std::string& path, const Bytes& contents) {
     ::close(fd);
     return s;
   }
-  ::close(fd);
+  if (::close(fd) != 0) return Status::IOError("cannot close '" + tmp + "': " + std::strerror(errno));
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     return Status::IOError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno));
   }
   std::string dir = fs::path(path).parent_path().string();
-  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return Status::OK();
+  return FsyncDirectory(dir.empty() ? "." : dir);
 }
 
 Result<Bytes> ReadFile(const std::string& path) {

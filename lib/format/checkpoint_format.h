@@ -23,7 +23,8 @@
 
 namespace weir {
 
-inline constexpr uint32_t kMetadataVersion = 1;
+// Version 2 adds a "finished" flag per subtask (FLIP-147); version 1 is still read.
+inline constexpr uint32_t kMetadataVersion = 2;
 inline constexpr uint32_t kStateFileVersion = 1;
 inline constexpr char kMetadataFileName[] = "_metadata";
 
@@ -37,6 +38,7 @@ struct SubtaskStateHandle {
   std::string file;        // relative to the snapshot directory; empty: no state
   uint64_t size = 0;       // bytes of the file
   uint32_t crc = 0;        // crc32c of the payload
+  bool finished = false;   // the subtask had finished (no file): OperatorSubtaskSnapshot::finished
 };
 
 struct OperatorStateMeta {
@@ -60,20 +62,25 @@ struct CheckpointMetadata {
 Bytes EncodeSubtaskSnapshot(const OperatorSubtaskSnapshot& snapshot);
 Result<OperatorSubtaskSnapshot> DecodeSubtaskSnapshot(const Bytes& payload, const std::string& what);
 Bytes EncodeMetadata(const CheckpointMetadata& metadata);
-Result<CheckpointMetadata> DecodeMetadata(const Bytes& payload, const std::string& what);
+// `version` is the framed file's version (1 or 2).
+Result<CheckpointMetadata> DecodeMetadata(const Bytes& payload, const std::string& what,
+                                          uint32_t version = kMetadataVersion);
 
 // Framing: magic, version, length, payload, checksum.
 Bytes FrameFile(const char magic[8], uint32_t version, const Bytes& payload);
 // Checks the frame; Corruption naming `what` (the file) on a bad magic, version,
-// length or checksum.
-Result<Bytes> UnframeFile(const Bytes& file, const char magic[8], uint32_t max_version, const std::string& what);
+// length or checksum. `version` (optional) receives the file's version.
+Result<Bytes> UnframeFile(const Bytes& file, const char magic[8], uint32_t max_version, const std::string& what,
+                          uint32_t* version = nullptr);
 
 inline constexpr char kStateMagic[8] = {'W', 'E', 'I', 'R', 'S', 'T', 'A', 'T'};
 inline constexpr char kMetaMagic[8] = {'W', 'E', 'I', 'R', 'M', 'E', 'T', 'A'};
 
 // File helpers. WriteFileDurably writes `<path>.tmp`, fsyncs it, renames it to `path`
 // and fsyncs the directory, so `path` either does not exist or is complete.
+// A failed fsync (of the file or of its directory) is an error: the file may be lost.
 Status WriteFileDurably(const std::string& path, const Bytes& contents);
+
 Result<Bytes> ReadFile(const std::string& path);
 
 }  // namespace weir

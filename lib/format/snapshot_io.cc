@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "lib/common/file_util.h"
 #include "lib/common/string_util.h"
 
 namespace fs = std::filesystem;
@@ -12,6 +13,9 @@ Status WriteSnapshot(const std::string& dir, CompletedSnapshot& snapshot) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Status::IOError("cannot create checkpoint directory '" + dir + "': " + ec.message());
+  // The new directory's name must survive a crash with the files in it.
+  std::string parent = fs::path(dir).parent_path().string();
+  WEIR_RETURN_IF_ERROR(FsyncDirectory(parent.empty() ? "." : parent));
   CheckpointMetadata meta;
   meta.job_id = snapshot.job_id;
   meta.checkpoint_id = snapshot.id;
@@ -26,6 +30,13 @@ Status WriteSnapshot(const std::string& dir, CompletedSnapshot& snapshot) {
     om.parallelism = op.parallelism;
     om.max_parallelism = op.max_parallelism;
     for (size_t s = 0; s < op.subtasks.size(); ++s) {
+      if (op.subtasks[s].finished) {
+        SubtaskStateHandle h;
+        h.subtask = static_cast<int>(s);
+        h.finished = true;
+        om.subtasks.push_back(h);
+        continue;
+      }
       Bytes payload = EncodeSubtaskSnapshot(op.subtasks[s]);
       SubtaskStateHandle h;
       h.subtask = static_cast<int>(s);
@@ -87,8 +98,9 @@ Result<CompletedSnapshot> LoadSnapshot(const std::string& path) {
   WEIR_ASSIGN_OR_RETURN(std::string dir, ResolveSnapshotPath(path, &note));
   std::string meta_path = (fs::path(dir) / kMetadataFileName).string();
   WEIR_ASSIGN_OR_RETURN(Bytes meta_file, ReadFile(meta_path));
-  WEIR_ASSIGN_OR_RETURN(Bytes meta_payload, UnframeFile(meta_file, kMetaMagic, kMetadataVersion, meta_path));
-  WEIR_ASSIGN_OR_RETURN(CheckpointMetadata meta, DecodeMetadata(meta_payload, meta_path));
+  uint32_t version = 0;
+  WEIR_ASSIGN_OR_RETURN(Bytes meta_payload, UnframeFile(meta_file, kMetaMagic, kMetadataVersion, meta_path, &version));
+  WEIR_ASSIGN_OR_RETURN(CheckpointMetadata meta, DecodeMetadata(meta_payload, meta_path, version));
   CompletedSnapshot snap;
   snap.job_id = meta.job_id;
   snap.id = meta.checkpoint_id;
@@ -109,6 +121,7 @@ Result<CompletedSnapshot> LoadSnapshot(const std::string& path) {
                                   " of operator '" + om.uid + "', which has parallelism " +
                                   std::to_string(om.parallelism));
       }
+      if (h.finished) op.subtasks[h.subtask].finished = true;
       if (h.file.empty()) continue;
       std::string file_path = (fs::path(dir) / h.file).string();
       auto file = ReadFile(file_path);

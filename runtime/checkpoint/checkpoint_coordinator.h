@@ -1,20 +1,29 @@
 #pragma once
 // CheckpointCoordinator: the JobManager side of checkpoints. Triggers checkpoints
-// (periodically, or on request), collects the tasks' acknowledgements, writes the
-// completed checkpoint (state files, then `_metadata` last and atomically) off the
-// task threads, keeps the retained ones, and tells the tasks
+// (periodically, or on request), collects the tasks' answers, writes the completed
+// checkpoint (state files, then `_metadata` last and atomically) off the task
+// threads, keeps the retained ones (CompletedCheckpointStore), and tells the tasks
 // notifyCheckpointComplete / notifyCheckpointAborted.
 //
 // Rules (Flink's): ids only increase; at most max-concurrent checkpoints are pending;
-// a new one starts no sooner than min-pause after the last one ended; a pending
-// checkpoint older than the timeout expires; a decline aborts it; when checkpoint n
-// completes, pending ones below n are subsumed and completed ones beyond num-retained
-// are discarded; more than tolerable-failed-checkpoints failures in a row fail the job.
+// a new one starts no sooner than min-pause after the last one ended (completed or
+// aborted: an aborted checkpoint also delays the next trigger, so nothing spins); a
+// pending checkpoint older than the timeout expires; a decline aborts it; when
+// checkpoint n completes, pending ones below n are subsumed and completed ones beyond
+// num-retained are discarded; more than tolerable-failed-checkpoints counted failures
+// in a row fail the job.
+//
+// Finished tasks (FLIP-147): a task that ended with its operators finished is recorded
+// as finished in every checkpoint it has not answered, and in every later one, so
+// checkpoints go on while a bounded job's sources end one after the other.
+//
+// Attempts: every checkpoint belongs to the attempt it was triggered in. Once the job
+// fails over (Suspend), nothing of the old attempt is completed, notified or used to
+// restore, even a checkpoint whose writing was under way.
 //
 // Thread-safe. Owns one thread (timers and the asynchronous writing). Never calls the
 // hooks while holding its own lock.
 
-#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -22,71 +31,57 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "lib/config/config.h"
 #include "lib/format/snapshot_io.h"
+#include "runtime/checkpoint/checkpoint_settings.h"
+#include "runtime/checkpoint/checkpoint_stats.h"
+#include "runtime/checkpoint/completed_checkpoint_store.h"
+#include "runtime/checkpoint/pending_checkpoint.h"
 #include "runtime/cluster/job_status.h"
 #include "runtime/core/buffer.h"
+#include "runtime/core/checkpoint_failure.h"
 
 namespace weir::runtime {
 
-struct CheckpointSettings {
-  bool enabled = false;  // an interval is set
-  std::chrono::milliseconds interval{0};
-  bool exactly_once = true;
-  std::chrono::milliseconds timeout{600000};
-  std::chrono::milliseconds min_pause{0};
-  int max_concurrent = 1;
-  int tolerable_failures = 0;
-  int num_retained = 1;
-  std::string retention = "NO_EXTERNALIZED_CHECKPOINTS";
-  std::string dir;  // <execution.checkpointing.dir>; empty: in memory (jobmanager storage)
-  std::string savepoint_dir;
-  bool unaligned = false;
-  std::chrono::milliseconds aligned_timeout{0};
-  std::string state_backend = "hashmap";
-
-  // From the execution.checkpointing.* keys (and their legacy spellings).
-  // InvalidArgument naming the key for bad values or combinations.
-  static Result<CheckpointSettings> FromConfig(const Configuration& config);
-  CheckpointConfigInfo ToInfo() const;
-};
-
 // What the coordinator needs from the job.
 struct CheckpointHooks {
-  // Sends barrier `b` into the job (to every source task of the current attempt).
-  // Returns the number of acknowledgements to expect, 0 when the job cannot take a
-  // checkpoint now (not all tasks running).
-  std::function<int(const CheckpointBarrier& b)> trigger;
-  std::function<void(int64_t id)> notify_complete;
-  std::function<void(int64_t id)> notify_aborted;
+  // Sends checkpoint `b` to every running task of attempt `attempt`. Returns the
+  // indexes of the tasks that already ended with their operators finished (they are
+  // recorded as finished), or an error when the job cannot take a checkpoint now (not
+  // running, another attempt, a task stopped, failed or cancelled).
+  std::function<Result<std::vector<int>>(const CheckpointBarrier& b, int attempt)> trigger;
+  // Told to the tasks of `attempt` only.
+  std::function<void(int64_t id, int attempt)> notify_complete;
+  std::function<void(int64_t id, int attempt)> notify_aborted;
   // Too many checkpoint failures in a row: the job must fail over.
   std::function<void(const std::string& reason)> fail_job;
 };
 
 class CheckpointCoordinator {
  public:
+  // `tasks`: the job's tasks by index (the same in every attempt); `operators`: uid ->
+  // (parallelism, max parallelism) of every operator.
   CheckpointCoordinator(JobId job_id, CheckpointSettings settings, CheckpointHooks hooks,
-                        std::map<std::string, std::pair<int, int>> operator_parallelism);
+                        std::vector<CheckpointTask> tasks, std::map<std::string, std::pair<int, int>> operators);
   ~CheckpointCoordinator();
 
   // Starts periodic triggering (when enabled). The first id is `next_id`.
   void Start(int64_t next_id);
-  // Stops triggering and aborts pending checkpoints (failover, cancel, end).
+  // Stops triggering and aborts pending checkpoints and those being written
+  // (failover, cancel).
   void Suspend(const std::string& reason);
   // Resumes after a failover, with the new attempt number.
   void Resume(int attempt);
-  // Triggers a checkpoint as soon as allowed (the final checkpoint of a bounded job).
+  // Triggers a checkpoint as soon as allowed (the final checkpoint of a bounded job);
+  // if it fails, another is triggered after a pause, until one completes.
   void RequestCheckpoint();
-  // No further periodic checkpoints (the job's sources have all ended); requested ones
-  // still run.
-  void StopPeriodic();
 
   // Called with the savepoint's location ("file:/dir/savepoint-...") or the failure.
-  using SavepointCallback = std::function<void(Result<std::string>)>;
+  using SavepointCallback = PendingCheckpoint::SavepointCallback;
   // Takes a savepoint into `dir` (which must exist): always aligned, not limited by
   // max-concurrent or min-pause, never used for recovery. An intermediate savepoint
   // (kind kSavepoint) commits nothing: no task hears notifyCheckpointComplete for it.
@@ -94,14 +89,16 @@ class CheckpointCoordinator {
   // commit and the job can end. `done` runs on the coordinator's thread.
   void TriggerSavepoint(CheckpointKind kind, const std::string& dir, SnapshotFormat format, SavepointCallback done);
 
-  // From task threads.
-  // Subtask `subtask` acknowledged checkpoint `id` with the snapshots of its chain's
-  // operators (by uid). Acknowledgements of another attempt are ignored.
-  void Acknowledge(int attempt, int subtask, int64_t id,
+  // From task threads; answers of another attempt are ignored.
+  void Acknowledge(int attempt, int task, int subtask, int64_t id,
                    std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots);
-  void Decline(int attempt, int64_t id, const std::string& reason);
+  void Decline(int attempt, int task, int64_t id, CheckpointFailureReason reason, const std::string& message);
+  // Task `task` ended normally: with its operators finished it is recorded as finished
+  // in every checkpoint; stopped (stop-with-savepoint) it fails the pending ones.
+  void TaskFinished(int attempt, int task, bool operators_finished);
 
-  // The newest completed checkpoint, for failover (null when none).
+  // The newest completed checkpoint of the job (or the snapshot it was started from),
+  // for failover; null when none.
   std::shared_ptr<const CompletedSnapshot> LatestCompleted();
   // Marks the job as restored from `snapshot` (it counts as the latest completed one
   // until a newer checkpoint completes; the next id is snapshot.id + 1).
@@ -109,7 +106,8 @@ class CheckpointCoordinator {
   // its checkpoints: deleted once subsumed. Otherwise (NO_CLAIM) it is never deleted.
   void SetRestored(std::shared_ptr<const CompletedSnapshot> snapshot, bool claimed = false);
 
-  // Applies the retention policy for a job that ended with `status`, and stops.
+  // Applies the retention policy for a job that ended with `status`, and stops. The
+  // statistics stay; the retained snapshots are released from memory.
   void Shutdown(JobStatus status);
 
   CheckpointingStats Stats();
@@ -117,66 +115,54 @@ class CheckpointCoordinator {
   const CheckpointSettings& settings() const { return settings_; }
 
  private:
-  struct Pending {
-    int64_t id = 0;
-    CheckpointKind kind = CheckpointKind::kCheckpoint;
-    std::string savepoint_dir;  // savepoints: the savepoint-<..> directory to write
-    SnapshotFormat format = SnapshotFormat::kCanonical;
-    SavepointCallback done;     // savepoints
-    int64_t trigger_ms = 0;
-    int64_t trigger_nanos = 0;
-    int attempt = 0;
-    int expected = 0;
-    int acked = 0;
-    std::shared_ptr<CompletedSnapshot> snapshot;
-  };
-
-  void Loop();
+  using PendingPtr = std::unique_ptr<PendingCheckpoint>;
   struct SavepointRequest {
     CheckpointKind kind;
     std::string dir;
     SnapshotFormat format;
     SavepointCallback done;
   };
+
+  void Loop();
   void TriggerLocked(std::unique_lock<std::mutex>& lock, std::optional<SavepointRequest> savepoint);
-  void Finalize(Pending pending);
-  void FinalizeSavepoint(Pending pending);
-  void AbortLocked(int64_t id, const std::string& reason, bool counts_as_failure,
+  // Moves a pending checkpoint that every task answered to the writing queue.
+  void MaybeCompleteLocked(int64_t id);
+  void Finalize(PendingPtr pending);
+  void FinalizeSavepoint(PendingPtr pending);
+  void AbortLocked(int64_t id, CheckpointFailureReason reason, const std::string& message,
                    std::vector<std::function<void()>>* after);
-  void AbortEverythingLocked(const std::string& reason, std::vector<std::function<void()>>* after);
-  void RecordHistory(CheckpointStatsEntry entry);
+  // Records the failure of a checkpoint no longer in `pending_` (removed by the caller).
+  void FailLocked(PendingPtr p, CheckpointFailureReason reason, const std::string& message,
+                  std::vector<std::function<void()>>* after);
+  void AbortEverythingLocked(CheckpointFailureReason reason, const std::string& message,
+                             std::vector<std::function<void()>>* after);
   std::string ChkDir(int64_t id) const;
+  int64_t RetryPauseNanos() const;
 
   const JobId job_id_;
   const CheckpointSettings settings_;
   const CheckpointHooks hooks_;
-  const std::map<std::string, std::pair<int, int>> operator_parallelism_;  // uid -> (p, maxP)
+  const std::vector<CheckpointTask> tasks_;
+  const std::map<std::string, std::pair<int, int>> operators_;  // uid -> (p, maxP)
 
   std::mutex mu_;
   std::condition_variable cv_;
-  bool running_ = false;     // periodic triggering active
-  bool periodic_ = true;
+  bool running_ = false;  // triggering active (between Start/Resume and Suspend/Shutdown)
   bool stopped_ = false;
-  bool requested_ = false;
+  bool requested_ = false;       // a requested checkpoint waits to be triggered
+  int64_t requested_id_ = -1;    // the one triggered for the request: retried if it fails
   int attempt_ = 0;
+  std::set<int> finished_tasks_;  // of the current attempt, operators finished
   int64_t next_id_ = 1;
   int64_t last_end_nanos_ = 0;
   int64_t next_trigger_nanos_ = 0;
+  int64_t not_before_nanos_ = 0;  // an aborted checkpoint delays the next trigger to here
   int consecutive_failures_ = 0;
-  std::map<int64_t, Pending> pending_;
-  std::deque<Pending> to_finalize_;
+  std::map<int64_t, PendingPtr> pending_;
+  std::deque<PendingPtr> to_finalize_;
   std::deque<SavepointRequest> savepoint_requests_;
-  std::deque<std::shared_ptr<const CompletedSnapshot>> completed_;  // oldest first
-  std::shared_ptr<const CompletedSnapshot> restored_;
-  bool restored_claimed_ = false;
-  bool finalizing_ = false;
-
-  // Statistics.
-  int64_t total_ = 0, completed_count_ = 0, failed_count_ = 0, restored_count_ = 0;
-  std::deque<CheckpointStatsEntry> history_;  // newest first
-  std::optional<CheckpointStatsEntry> latest_completed_, latest_failed_, latest_savepoint_;
-  std::optional<RestoredCheckpointInfo> latest_restored_;
-  std::vector<CheckpointingStats::Sample> samples_;
+  CompletedCheckpointStore store_;
+  CheckpointStatsTracker stats_;
 
   std::thread thread_;
 };

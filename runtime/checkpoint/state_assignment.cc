@@ -2,33 +2,54 @@
 
 namespace weir::runtime {
 
+bool IsFullyFinished(const CompletedSnapshot::Operator& op) {
+  if (op.subtasks.empty()) return false;
+  for (const auto& s : op.subtasks) {
+    if (!s.finished) return false;
+  }
+  return true;
+}
+
 RestoredState AssignState(const CompletedSnapshot::Operator& op, int parallelism, int max_parallelism, int subtask) {
   RestoredState r;
   r.restored = true;
+  r.finished = IsFullyFinished(op);
+  if (r.finished) return r;
   KeyGroupRange range = KeyGroupRangeForOperator(max_parallelism, parallelism, subtask);
+  // Split lists are redistributed when the parallelism changed, or when some subtasks
+  // finished (their lists are gone: FLIP-147 restores a partly finished operator as a
+  // downscale).
+  bool any_finished = false;
+  for (const auto& snap : op.subtasks) any_finished = any_finished || snap.finished;
+  const bool redistribute = parallelism != op.parallelism || any_finished;
   std::map<std::string, std::vector<Bytes>> split_all;
   for (size_t s = 0; s < op.subtasks.size(); ++s) {
     const auto& snap = op.subtasks[s];
+    if (snap.finished) continue;
     if (snap.has_keyed) {
       for (const auto& table : snap.keyed.tables) {
+        auto& mine = r.keyed[table.name];  // registers the name even when empty here
+        mine.kind = table.kind;
         for (int i = 0; i < snap.keyed.range.size(); ++i) {
           int kg = snap.keyed.range.start + i;
-          if (range.Contains(kg) && !table.key_groups[i].empty()) r.keyed[table.name][kg] = table.key_groups[i];
+          if (range.Contains(kg) && !table.key_groups[i].empty()) mine.key_groups[kg] = table.key_groups[i];
         }
       }
     }
     for (const auto& list : snap.operator_state.lists) {
       auto& mine = r.operator_lists[list.name];  // registers the name even when empty
+      mine.mode = list.mode;
       switch (list.mode) {
         case OperatorStateMode::kUnion:
-          mine.insert(mine.end(), list.elements.begin(), list.elements.end());
+          mine.elements.insert(mine.elements.end(), list.elements.begin(), list.elements.end());
           break;
         case OperatorStateMode::kBroadcast:
-          if (s == 0) mine = list.elements;
+          // Every subtask kept a full copy; new subtask i reads old subtask i mod p_old.
+          if (static_cast<int>(s) == subtask % static_cast<int>(op.subtasks.size())) mine.elements = list.elements;
           break;
         case OperatorStateMode::kSplit:
-          if (parallelism == op.parallelism) {
-            if (static_cast<int>(s) == subtask) mine = list.elements;
+          if (!redistribute) {
+            if (static_cast<int>(s) == subtask) mine.elements = list.elements;
           } else {
             auto& all = split_all[list.name];
             all.insert(all.end(), list.elements.begin(), list.elements.end());
@@ -37,12 +58,13 @@ RestoredState AssignState(const CompletedSnapshot::Operator& op, int parallelism
       }
     }
   }
-  // Rescaled split lists: contiguous, nearly equal parts in subtask order.
+  // Redistributed split lists: contiguous, nearly equal parts in subtask order.
   for (auto& [name, all] : split_all) {
     size_t n = all.size();
     size_t begin = n * subtask / parallelism;
     size_t end = n * (subtask + 1) / parallelism;
-    r.operator_lists[name].assign(all.begin() + static_cast<long>(begin), all.begin() + static_cast<long>(end));
+    r.operator_lists[name].elements.assign(all.begin() + static_cast<long>(begin),
+                                           all.begin() + static_cast<long>(end));
   }
   return r;
 }

@@ -5,10 +5,15 @@
 
 namespace weir::runtime {
 
+// Whether every subtask of `op` had finished (FLIP-147) when the snapshot was taken.
+bool IsFullyFinished(const CompletedSnapshot::Operator& op);
+
 // The state subtask `subtask` of an operator with `parallelism` subtasks and
 // `max_parallelism` key groups gets from `op`: keyed state by key group, split list
-// state evenly (each subtask keeps its own list when the parallelism is unchanged),
-// union list state whole, broadcast state from subtask 0.
+// state evenly (each subtask keeps its own list when the parallelism is unchanged and
+// no subtask had finished), union list state whole, broadcast state from old subtask
+// `subtask mod old parallelism`. Finished subtasks contribute nothing; a fully
+// finished operator gives RestoredState::finished and no state.
 RestoredState AssignState(const CompletedSnapshot::Operator& op, int parallelism, int max_parallelism, int subtask);
 
 }  // namespace weir::runtime

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <fstream>
 
 #include "lib/api/job.h"
@@ -34,6 +35,10 @@ Result<std::shared_ptr<JobLibrary>> JobLibrary::Open(const std::string& path) {
         .WithHint("a job is a shared library (.so) built against weir's lib/api with WEIR_JOB entry points");
   }
   std::string abs = std::filesystem::absolute(path, ec).string();
+  // One job file at a time: a library's static initializers register its entry
+  // points, and a second thread loading the same library must see them complete.
+  static std::mutex loader_mu;
+  std::lock_guard loading(loader_mu);
   void* handle = ::dlopen(abs.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* err = ::dlerror();
@@ -43,17 +48,21 @@ Result<std::shared_ptr<JobLibrary>> JobLibrary::Open(const std::string& path) {
   using TableFn = const JobTable* (*)();
   auto fn = reinterpret_cast<TableFn>(::dlsym(handle, "weir_job_table_v1"));
   if (!fn) {
+    ::dlclose(handle);
     return Status::InvalidArgument("'" + path + "' is not a weir job: it defines no entry point")
         .WithHint("declare one with WEIR_JOB(\"Name\", function) (lib/api/job.h)");
   }
   const JobTable* table = fn();
   if (!table || table->api_version != kJobApiVersion) {
+    const int version = table ? table->api_version : -1;
+    ::dlclose(handle);
     return Status::InvalidArgument("'" + path + "' was built for job API version " +
-                                   std::to_string(table ? table->api_version : -1) + ", this weir runs version " +
+                                   std::to_string(version) + ", this weir runs version " +
                                    std::to_string(kJobApiVersion))
         .WithHint("rebuild the job against this weir");
   }
   if (table->entries->empty()) {
+    ::dlclose(handle);
     return Status::InvalidArgument("'" + path + "' is not a weir job: it defines no entry point")
         .WithHint("declare one with WEIR_JOB(\"Name\", function) (lib/api/job.h)");
   }

@@ -10,6 +10,19 @@
 
 namespace weir::runtime {
 
+namespace {
+
+// Whether every operator of `vertex`'s chain had finished on every subtask in `snapshot`.
+bool IsVertexFinishedIn(const ExecutionPlan& plan, const PlanVertex& vertex, const CompletedSnapshot& snapshot) {
+  for (int node : vertex.chain) {
+    auto op = snapshot.operators.find(plan.node_uids[node]);
+    if (op == snapshot.operators.end() || !IsFullyFinished(op->second)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph, int parallelism,
                                                      const Configuration& config, const RestoreSettings& restore,
                                                      std::shared_ptr<void> library) {
@@ -72,6 +85,21 @@ Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph
             .WithHint("choose -p " + std::to_string(vertex.max_parallelism) + " or less");
       }
     }
+    // FLIP-147: an operator that had finished everywhere is started finished; nothing
+    // that still runs may feed it.
+    for (const auto& vertex : plan.vertices) {
+      if (!IsVertexFinishedIn(plan, vertex, loaded)) continue;
+      for (int e : vertex.inputs) {
+        const PlanVertex& upstream = plan.vertices[plan.edges[e].source_vertex];
+        if (!IsVertexFinishedIn(plan, upstream, loaded)) {
+          return Status::FailedPrecondition("operator '" + vertex.name + "' had finished in the snapshot '" +
+                                            loaded.external_path + "', but '" + upstream.name +
+                                            "', which feeds it, had not")
+              .WithHint("operators may not be added or changed upstream of an operator that has finished; restore "
+                        "the job as it was, or start it without -s");
+        }
+      }
+    }
     snapshot = std::make_shared<const CompletedSnapshot>(std::move(loaded));
   }
   return std::unique_ptr<JobMaster>(new JobMaster(id, std::move(graph), std::move(plan), settings,
@@ -94,20 +122,31 @@ JobMaster::JobMaster(JobId id, StreamGraph graph, ExecutionPlan plan, JobSetting
   timestamps_[JobStatus::kCreated] = now;
   status_ = JobStatus::kCreated;
   std::map<std::string, std::pair<int, int>> parallelism;
+  std::vector<CheckpointTask> tasks;
   for (const auto& v : plan_.vertices) {
-    for (int node : v.chain) parallelism[plan_.node_uids[node]] = {v.parallelism, v.max_parallelism};
+    first_task_.push_back(static_cast<int>(tasks.size()));
+    std::vector<std::string> uids;
+    for (int node : v.chain) {
+      parallelism[plan_.node_uids[node]] = {v.parallelism, v.max_parallelism};
+      uids.push_back(plan_.node_uids[node]);
+    }
+    for (int s = 0; s < v.parallelism; ++s) tasks.push_back({s, uids});
   }
   CheckpointHooks hooks;
-  hooks.trigger = [this](const CheckpointBarrier& b) { return TriggerCheckpoint(b); };
-  hooks.notify_complete = [this](int64_t cid) { ForEachTask([cid](Task& t) { t.NotifyCheckpointComplete(cid); }); };
-  hooks.notify_aborted = [this](int64_t cid) { ForEachTask([cid](Task& t) { t.NotifyCheckpointAborted(cid); }); };
+  hooks.trigger = [this](const CheckpointBarrier& b, int attempt) { return TriggerCheckpoint(b, attempt); };
+  hooks.notify_complete = [this](int64_t cid, int attempt) {
+    ForEachTask(attempt, [cid](Task& t) { t.NotifyCheckpointComplete(cid); });
+  };
+  hooks.notify_aborted = [this](int64_t cid, int attempt) {
+    ForEachTask(attempt, [cid](Task& t) { t.NotifyCheckpointAborted(cid); });
+  };
   hooks.fail_job = [this](const std::string& reason) {
     std::lock_guard lock(mu_);
     if (failover_reason_.empty()) failover_reason_ = reason;
     cv_.notify_all();
   };
   coordinator_ = std::make_unique<CheckpointCoordinator>(id_, checkpoint_settings_, std::move(hooks),
-                                                         std::move(parallelism));
+                                                         std::move(tasks), std::move(parallelism));
 }
 
 JobMaster::~JobMaster() {
@@ -142,25 +181,45 @@ void JobMaster::Start() {
   thread_ = std::thread([this] { Loop(); });
 }
 
-void JobMaster::ForEachTask(const std::function<void(Task&)>& fn) {
+void JobMaster::ForEachTask(int attempt, const std::function<void(Task&)>& fn) {
   std::lock_guard lock(mu_);
-  if (!attempt_) return;
-  for (auto& t : attempt_->tasks) fn(*t);
+  if (!attempt_ || attempt != attempt_number_) return;
+  for (auto& t : attempt_->tasks) {
+    if (t->state() != ExecutionState::kFinished) fn(*t);  // a finished task's mail would be dropped
+  }
 }
 
-int JobMaster::TriggerCheckpoint(const CheckpointBarrier& barrier) {
+int JobMaster::TaskIndex(const Task& task) const { return first_task_[task.vertex()] + task.subtask(); }
+
+Result<std::vector<int>> JobMaster::TriggerCheckpoint(const CheckpointBarrier& barrier, int attempt) {
   std::lock_guard lock(mu_);
-  if (status_ != JobStatus::kRunning || !attempt_) return 0;
-  for (auto& t : attempt_->tasks) {
-    ExecutionState st = t->state();
-    if (st == ExecutionState::kFinished || st == ExecutionState::kFailed || st == ExecutionState::kCanceled) {
-      return 0;
+  if (status_ != JobStatus::kRunning || !attempt_ || attempt != attempt_number_) {
+    return Status::FailedPrecondition(std::string("the job is ") + JobStatusName(status_) + ", not RUNNING");
+  }
+  // FLIP-147: tasks that finished take no part; every other task must be alive.
+  std::vector<int> finished;
+  std::vector<Task*> to_trigger;
+  for (size_t i = 0; i < attempt_->tasks.size(); ++i) {
+    Task& t = *attempt_->tasks[i];
+    switch (t.state()) {
+      case ExecutionState::kFinished:
+        if (!t.operators_finished()) {
+          return Status::FailedPrecondition("task " + t.name() + " has been stopped by a stop-with-savepoint");
+        }
+        finished.push_back(static_cast<int>(i));
+        break;
+      case ExecutionState::kFailed:
+      case ExecutionState::kCanceled:
+      case ExecutionState::kCanceling:
+        return Status::FailedPrecondition("task " + t.name() + " is " + ExecutionStateName(t.state()));
+      default:
+        to_trigger.push_back(&t);
     }
   }
-  for (auto& t : attempt_->tasks) {
-    if (t->is_source()) t->TriggerCheckpoint(barrier);
-  }
-  return static_cast<int>(attempt_->tasks.size());
+  // Sources inject the barrier; a task with inputs takes it by channel, or at once when
+  // all its inputs have ended.
+  for (Task* t : to_trigger) t->TriggerCheckpoint(barrier);
+  return finished;
 }
 
 // Requires mu_. Creates the gates and tasks of a new attempt and starts them, with
@@ -188,10 +247,14 @@ void JobMaster::Deploy(const CompletedSnapshot* restore_from) {
   for (int v = 1; v < nv; ++v) {
     attempt->first_task[v] = attempt->first_task[v - 1] + plan_.vertices[v - 1].parallelism;
   }
+  const std::string attempt_id = Id16::Generate().ToHex().substr(0, 16);
   for (int v = 0; v < nv; ++v) {
     const auto& vertex = plan_.vertices[v];
+    const bool finished_on_restore = restore_from && IsVertexFinishedIn(plan_, vertex, *restore_from);
     for (int s = 0; s < vertex.parallelism; ++s) {
       TaskSpec spec;
+      spec.attempt_id = attempt_id;
+      spec.finished_on_restore = finished_on_restore;
       spec.graph = &graph_;
       spec.plan = &plan_;
       spec.vertex = v;
@@ -201,7 +264,7 @@ void JobMaster::Deploy(const CompletedSnapshot* restore_from) {
       spec.buffer_size = settings_.buffer_size;
       spec.checkpointing_enabled = checkpoint_settings_.enabled;
       spec.exactly_once = checkpoint_settings_.exactly_once;
-      if (restore_from) {
+      if (restore_from && !finished_on_restore) {
         for (int node : vertex.chain) {
           const std::string& uid = plan_.node_uids[node];
           auto op = restore_from->operators.find(uid);
@@ -241,8 +304,13 @@ void JobMaster::CancelAttempt() {
   for (auto& t : attempt_->tasks) t->Cancel();
 }
 
+// The job's lifecycle. A globally terminal status is set last, once the tasks have
+// ended, the checkpoint coordinator has stopped (no checkpoint is written any more:
+// what a script finds in the checkpoint directory after 'weir cancel' returns stays)
+// and the job's resources are released.
 void JobMaster::Loop() {
   std::unique_lock lock(mu_);
+  JobStatus final_status = JobStatus::kFinished;
   bool first = true;
   while (true) {
     if (!first) cv_.wait(lock);
@@ -250,7 +318,7 @@ void JobMaster::Loop() {
     if (status_ != JobStatus::kRunning) continue;
     const int total = static_cast<int>(attempt_->tasks.size());
     if (tasks_finished_ == total) {
-      SetStatus(JobStatus::kFinished);
+      final_status = JobStatus::kFinished;
       break;
     }
     bool failed = tasks_failed_ > 0 || !failover_reason_.empty();
@@ -275,18 +343,18 @@ void JobMaster::Loop() {
     for (auto& t : attempt_->tasks) t->Join();
     lock.lock();
     if (cancel_requested_) {
-      SetStatus(JobStatus::kCanceled);
+      final_status = JobStatus::kCanceled;
       break;
     }
     if (!delay) {
       LogWarn("job={} will not be restarted ({})", id_.ToHex(), restart_->Describe());
-      SetStatus(JobStatus::kFailed);
+      final_status = JobStatus::kFailed;
       break;
     }
     LogInfo("job={} restarting in {} ms ({})", id_.ToHex(), delay->count(), restart_->Describe());
     cv_.wait_for(lock, *delay, [&] { return cancel_requested_; });
     if (cancel_requested_) {
-      SetStatus(JobStatus::kCanceled);
+      final_status = JobStatus::kCanceled;
       break;
     }
     lock.unlock();
@@ -295,15 +363,57 @@ void JobMaster::Loop() {
     ++attempt_number_;
     failover_reason_.clear();
     Deploy(latest.get());
+    if (drain_stop_) {
+      // A stop --drain was under way: the new attempt's sources end their input too,
+      // so the job still ends with the drain's savepoint.
+      for (auto& t : attempt_->tasks) {
+        if (t->is_source()) t->EndInput();
+      }
+    }
     SetStatus(JobStatus::kRunning);
     lock.unlock();
     coordinator_->Resume(attempt_number_);
     lock.lock();
+    // Tasks of the new attempt may have failed or finished while the lock was free:
+    // look at the counters before waiting, or their notifications are lost.
+    first = true;
   }
-  JobStatus final_status = status_;
   lock.unlock();
   for (auto& t : attempt_->tasks) t->Join();
   coordinator_->Shutdown(final_status);
+  ReleaseResources();
+  lock.lock();
+  SetStatus(final_status);
+}
+
+// The job has ended: what stays is what the REST API shows. Its tasks, the state they
+// held and the job's code go (the job library last: the graph's operator factories,
+// record types and key selectors are code of the library).
+void JobMaster::ReleaseResources() {
+  std::unique_ptr<Attempt> attempt;
+  std::shared_ptr<void> library;
+  {
+    std::lock_guard lock(mu_);
+    final_vertices_ = VertexInfos();
+    attempt = std::move(attempt_);
+    for (auto& node : graph_.nodes) {
+      node.factory = nullptr;
+      node.in_type.reset();
+      node.out_type.reset();
+      for (auto& in : node.inputs) in.key_selector.reset();
+    }
+    for (auto& edge : plan_.edges) edge.key_selector.reset();
+    initial_snapshot_.reset();
+    library = std::move(library_);
+  }
+  attempt.reset();
+  library.reset();
+}
+
+std::optional<int64_t> JobMaster::EndTime() {
+  std::lock_guard lock(mu_);
+  if (!IsGloballyTerminal(status_)) return std::nullopt;
+  return end_time_;
 }
 
 void JobMaster::RecordException(const std::string& name, const std::string& message, const std::string& task) {
@@ -333,6 +443,7 @@ JobStatus JobMaster::WaitForTermination() {
 }
 
 void JobMaster::OnTaskFinished(Task& task) {
+  coordinator_->TaskFinished(task.attempt(), TaskIndex(task), task.operators_finished());
   std::lock_guard lock(mu_);
   ++tasks_finished_;
   cv_.notify_all();
@@ -354,40 +465,45 @@ void JobMaster::OnTaskCanceled(Task& task) {
 
 void JobMaster::OnCheckpointAcknowledged(Task& task, int64_t checkpoint_id,
                                          std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots) {
-  coordinator_->Acknowledge(task.attempt(), task.subtask(), checkpoint_id, std::move(snapshots));
+  coordinator_->Acknowledge(task.attempt(), TaskIndex(task), task.subtask(), checkpoint_id, std::move(snapshots));
 }
 
-void JobMaster::OnCheckpointDeclined(Task& task, int64_t checkpoint_id, const std::string& reason) {
-  coordinator_->Decline(task.attempt(), checkpoint_id, reason);
+void JobMaster::OnCheckpointDeclined(Task& task, int64_t checkpoint_id, CheckpointFailureReason reason,
+                                     const std::string& message) {
+  coordinator_->Decline(task.attempt(), TaskIndex(task), checkpoint_id, reason, message);
 }
 
 void JobMaster::OnEndOfData(Task& task) {
-  bool all_ended = false;
+  std::optional<DrainStop> drain;
+  int attempt = 0;
   {
     std::lock_guard lock(mu_);
     if (task.attempt() != attempt_number_) return;
     ++sources_ended_;
     int sources = 0;
     for (const auto& v : plan_.vertices) sources += v.is_source() ? v.parallelism : 0;
-    all_ended = sources_ended_ == sources;
-  }
-  if (!all_ended) return;
-  std::optional<DrainStop> drain;
-  {
-    std::lock_guard lock(mu_);
+    if (sources_ended_ != sources) return;
     drain = drain_stop_;
-    drain_stop_.reset();
+    attempt = attempt_number_;
   }
-  coordinator_->StopPeriodic();
   if (drain) {
     // stop --drain: the sources have ended; the synchronous savepoint is the final one.
+    // The drain stays requested until it completes: a failover before that drains the
+    // next attempt too.
     TriggerId trigger = drain->trigger;
-    coordinator_->TriggerSavepoint(CheckpointKind::kSyncSavepoint, drain->dir, drain->format,
-                                   [this, trigger](Result<std::string> r) {
-                                     OnSavepointDone(trigger, r, false);
-                                     // The sources have ended either way: finish with a checkpoint.
-                                     if (!r.ok()) coordinator_->RequestCheckpoint();
-                                   });
+    coordinator_->TriggerSavepoint(
+        CheckpointKind::kSyncSavepoint, drain->dir, drain->format, [this, trigger, attempt](Result<std::string> r) {
+          bool failed_over = false;
+          {
+            std::lock_guard lock(mu_);
+            failed_over = !r.ok() && (attempt_number_ != attempt || status_ != JobStatus::kRunning);
+            if (!failed_over) drain_stop_.reset();
+          }
+          if (failed_over) return;  // the next attempt drains again
+          OnSavepointDone(trigger, r, false);
+          // The sources have ended either way: finish with a checkpoint.
+          if (!r.ok()) coordinator_->RequestCheckpoint();
+        });
   } else if (checkpoint_settings_.enabled) {
     // The final checkpoint: it lets every task finish with its output committed.
     coordinator_->RequestCheckpoint();
@@ -506,6 +622,16 @@ JobInfo JobMaster::Info() {
   info.end_time = end_time_;
   info.timestamps = timestamps_;
   info.max_parallelism = plan_.max_parallelism;
+  info.vertices = attempt_ ? VertexInfos() : final_vertices_;
+  for (const auto& e : plan_.edges) {
+    info.edges.push_back({e.source_vertex, e.target_vertex, ShipStrategyName(e.strategy)});
+  }
+  return info;
+}
+
+// Requires mu_ and an attempt.
+std::vector<VertexInfo> JobMaster::VertexInfos() const {
+  std::vector<VertexInfo> out;
   for (size_t v = 0; v < plan_.vertices.size(); ++v) {
     const auto& pv = plan_.vertices[v];
     VertexInfo vi;
@@ -530,12 +656,9 @@ JobInfo JobMaster::Info() {
       }
     }
     vi.status = agg;
-    info.vertices.push_back(std::move(vi));
+    out.push_back(std::move(vi));
   }
-  for (const auto& e : plan_.edges) {
-    info.edges.push_back({e.source_vertex, e.target_vertex, ShipStrategyName(e.strategy)});
-  }
-  return info;
+  return out;
 }
 
 JobExceptions JobMaster::Exceptions() {

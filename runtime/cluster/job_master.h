@@ -59,6 +59,8 @@ class JobMaster : public TaskListener {
 
   const JobId& id() const { return id_; }
   JobInfo Info();
+  // When the job ended; nullopt while it is not globally terminal.
+  std::optional<int64_t> EndTime();
   JobExceptions Exceptions();
   std::optional<JobResult> GetResult();
   bool checkpointing_enabled() const { return checkpoint_settings_.enabled; }
@@ -79,7 +81,8 @@ class JobMaster : public TaskListener {
   void OnTaskCanceled(Task& task) override;
   void OnCheckpointAcknowledged(Task& task, int64_t checkpoint_id,
                                 std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots) override;
-  void OnCheckpointDeclined(Task& task, int64_t checkpoint_id, const std::string& reason) override;
+  void OnCheckpointDeclined(Task& task, int64_t checkpoint_id, CheckpointFailureReason reason,
+                            const std::string& message) override;
   void OnEndOfData(Task& task) override;
 
  private:
@@ -101,12 +104,18 @@ class JobMaster : public TaskListener {
   };
 
   void Loop();
+  void ReleaseResources();
+  std::vector<VertexInfo> VertexInfos() const;          // requires mu_
   void Deploy(const CompletedSnapshot* restore_from);  // requires mu_
   void CancelAttempt();                                // requires mu_
   void SetStatus(JobStatus s);                         // requires mu_
   void RecordException(const std::string& name, const std::string& message, const std::string& task);
-  int TriggerCheckpoint(const CheckpointBarrier& barrier);
-  void ForEachTask(const std::function<void(Task&)>& fn);
+  Result<std::vector<int>> TriggerCheckpoint(const CheckpointBarrier& barrier, int attempt);
+  // Runs `fn` on every task of the current attempt that has not finished, if
+  // `attempt` is the current one.
+  void ForEachTask(int attempt, const std::function<void(Task&)>& fn);
+  // The task's index among the job's tasks (vertex by vertex, subtask order).
+  int TaskIndex(const Task& task) const;
 
   const JobId id_;
   StreamGraph graph_;
@@ -118,6 +127,7 @@ class JobMaster : public TaskListener {
   bool claim_initial_ = false;
   std::shared_ptr<void> library_;
   std::unique_ptr<CheckpointCoordinator> coordinator_;
+  std::vector<int> first_task_;  // per vertex: the index of its subtask 0 among the job's tasks
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -125,6 +135,7 @@ class JobMaster : public TaskListener {
   std::map<JobStatus, int64_t> timestamps_;
   int64_t start_time_ = -1, end_time_ = -1;
   std::unique_ptr<Attempt> attempt_;
+  std::vector<VertexInfo> final_vertices_;  // once the job ended and released its tasks
   int attempt_number_ = 0;
   int tasks_finished_ = 0, tasks_failed_ = 0, tasks_canceled_ = 0;
   int sources_ended_ = 0;

@@ -1,5 +1,6 @@
 #include "runtime/cluster/local_dispatcher.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -31,6 +32,10 @@ LocalDispatcher::LocalDispatcher(Configuration config, std::string upload_dir)
     : config_(std::move(config)), upload_dir_(std::move(upload_dir)) {
   std::error_code ec;
   fs::create_directories(upload_dir_, ec);
+  auto capacity = config_.GetInt(options::kJobStoreMaxCapacity);
+  if (capacity.ok() && *capacity) job_store_capacity_ = std::max<int64_t>(0, **capacity);
+  auto expiration = config_.GetInt(options::kJobStoreExpirationTime);
+  if (expiration.ok() && *expiration) job_store_expiration_ms_ = std::max<int64_t>(0, **expiration) * 1000;
 }
 
 LocalDispatcher::~LocalDispatcher() { Shutdown(); }
@@ -47,8 +52,30 @@ void LocalDispatcher::Shutdown() {
   }
 }
 
+// jobstore.expiration-time and jobstore.max-capacity (Flink's keys): ended jobs
+// older than the expiration go, then the oldest ended ones beyond the capacity.
+void LocalDispatcher::PruneJobStoreLocked() {
+  const int64_t now = NowMillis();
+  std::vector<std::pair<int64_t, JobId>> ended;  // (end time, id)
+  for (const auto& [id, job] : jobs_) {
+    auto end = job->EndTime();
+    if (end) ended.emplace_back(*end, id);
+  }
+  std::sort(ended.begin(), ended.end());
+  size_t keep_from = 0;
+  while (keep_from < ended.size() && now - ended[keep_from].first > job_store_expiration_ms_) ++keep_from;
+  size_t left = ended.size() - keep_from;
+  if (static_cast<int64_t>(left) > job_store_capacity_) keep_from += left - static_cast<size_t>(job_store_capacity_);
+  for (size_t i = 0; i < keep_from; ++i) {
+    LogInfo("job={} removed from the job store (jobstore.expiration-time / jobstore.max-capacity)",
+            ended[i].second.ToHex());
+    jobs_.erase(ended[i].second);
+  }
+}
+
 std::shared_ptr<JobMaster> LocalDispatcher::Find(const JobId& id) {
   std::lock_guard lock(mu_);
+  PruneJobStoreLocked();
   auto it = jobs_.find(id);
   return it == jobs_.end() ? nullptr : it->second;
 }
@@ -99,13 +126,23 @@ Result<JobId> LocalDispatcher::Submit(std::shared_ptr<JobLibrary> library, const
 
   JobId id = request.job_id ? *request.job_id : JobId::Generate();
   {
+    // The id is reserved before the job is created, so two submissions with one id
+    // cannot both start.
     std::lock_guard lock(mu_);
-    if (jobs_.count(id)) return Status::AlreadyExists("job '" + id.ToHex() + "' already exists");
+    PruneJobStoreLocked();
+    if (jobs_.count(id) || reserved_ids_.count(id)) {
+      return Status::AlreadyExists("job '" + id.ToHex() + "' already exists")
+          .WithHint("submit without a fixed job id, or with one that is not in 'weir list -a'");
+    }
+    reserved_ids_.insert(id);
   }
-  WEIR_ASSIGN_OR_RETURN(auto master, JobMaster::Create(id, std::move(graph), parallelism, config, restore, library));
-  std::shared_ptr<JobMaster> job(std::move(master));
+  auto master = JobMaster::Create(id, std::move(graph), parallelism, config, restore, library);
+  std::shared_ptr<JobMaster> job;
   {
     std::lock_guard lock(mu_);
+    reserved_ids_.erase(id);
+    if (!master.ok()) return master.status();
+    job = std::shared_ptr<JobMaster>(std::move(*master));
     jobs_[id] = job;
   }
   LogInfo("job={} submitted from '{}'", id.ToHex(), library->path());
@@ -145,6 +182,7 @@ std::vector<JobInfo> LocalDispatcher::ListJobs() {
   std::vector<std::shared_ptr<JobMaster>> jobs;
   {
     std::lock_guard lock(mu_);
+    PruneJobStoreLocked();
     for (auto& [id, job] : jobs_) jobs.push_back(job);
   }
   std::vector<JobInfo> out;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "lib/config/config.h"
@@ -59,11 +60,15 @@ class LocalDispatcher final : public Dispatcher {
   Result<JobId> Submit(std::shared_ptr<JobLibrary> library, const JarRunRequest& request,
                        const std::function<void(const JobId&)>& before_start = nullptr);
   std::shared_ptr<JobMaster> Find(const JobId& id);
+  void PruneJobStoreLocked();  // requires mu_
 
   Configuration config_;
   std::string upload_dir_;
   std::mutex mu_;
   std::map<JobId, std::shared_ptr<JobMaster>> jobs_;
+  std::set<JobId> reserved_ids_;  // being created
+  int64_t job_store_capacity_ = INT32_MAX;
+  int64_t job_store_expiration_ms_ = 3600 * 1000;
   std::map<std::string, JarInfo> jars_;
   std::map<TriggerId, AsyncOperationStatus> disposals_;
 };

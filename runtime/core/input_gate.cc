@@ -58,13 +58,26 @@ void InputGate::Recycle(int channel, std::vector<uint8_t>&& bytes) {
   if (r.size() < static_cast<size_t>(capacity_) + 1) r.push_back(std::move(bytes));
 }
 
-void InputGate::PutMail(Mail mail) {
+bool InputGate::PutMail(Mail mail) {
   {
     std::lock_guard lock(mu_);
+    if (closed_) return false;
     mail_.push_back(std::move(mail));
     mail_count_.fetch_add(1, std::memory_order_release);
   }
   consumer_cv_.notify_one();
+  return true;
+}
+
+void InputGate::Close() {
+  std::deque<Mail> dropped;
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    dropped.swap(mail_);
+    mail_count_.store(0, std::memory_order_release);
+  }
+  // `dropped` is destroyed unlocked: a mail's captures may run destructors.
 }
 
 bool InputGate::TakeMail(Mail* mail) {

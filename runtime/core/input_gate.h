@@ -41,8 +41,9 @@ class InputGate {
   // An empty byte vector with capacity, recycled from consumed buffers when possible.
   std::vector<uint8_t> TakeEmptyBuffer(int channel, size_t capacity);
 
-  // Mailbox.
-  void PutMail(Mail mail);
+  // Mailbox. Returns false (and drops the mail) once the gate is closed: the task has
+  // ended, so nothing would ever run it.
+  bool PutMail(Mail mail);
   bool HasMail() const { return mail_count_.load(std::memory_order_acquire) > 0; }
 
   struct Next {
@@ -76,6 +77,9 @@ class InputGate {
 
   void Cancel();
   bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
+  // The owning task has ended: queued and later mail is dropped, so a finished task's
+  // mailbox never grows (notifications keep coming for the rest of the job).
+  void Close();
 
  private:
   struct Channel {
@@ -95,6 +99,7 @@ class InputGate {
   int capacity_;
   int next_channel_ = 0;  // round-robin start
   std::atomic<bool> cancelled_{false};
+  bool closed_ = false;  // guarded by mu_
 };
 
 }  // namespace weir::runtime

@@ -73,24 +73,28 @@ struct Task::Impl {
   SourceOperatorBase* source = nullptr;
   std::vector<OperatorContext> contexts;
 
-  // Barrier handling.
-  int64_t pending_checkpoint = -1;       // the checkpoint being aligned, -1 none
-  CheckpointBarrier pending_barrier;     // its barrier (kind, timestamp)
-  std::set<int> ended_channels;          // channels whose EndOfPartition was consumed
-  std::set<int> barrier_channels;        // channels that delivered its barrier
-  int64_t latest_started = 0;            // newest checkpoint this task started or aborted
+  // Checkpoints.
+  int64_t latest_started = 0;   // newest checkpoint taken, being aligned, or aborted here
+  int64_t aligning = -1;        // exactly-once: the checkpoint being aligned, -1 none
+  CheckpointBarrier aligning_barrier;
+  std::set<int> barrier_channels;  // channels that delivered its barrier (blocked)
   struct Seen {
     CheckpointBarrier barrier;
     std::set<int> channels;
   };
-  std::map<int64_t, Seen> at_least_once_counts;  // at-least-once: barriers seen per id
-  bool input_ended = false;          // operators finished (end of data)
+  std::map<int64_t, Seen> at_least_once;  // at-least-once: barriers seen per id
+  // Triggers received by a task with inputs, not taken yet: taken when every input
+  // has ended (no barrier can come any more), else their barriers come by channel.
+  std::map<int64_t, CheckpointBarrier> triggered;
+  std::set<int> ended_channels;       // channels whose EndOfPartition was consumed
   std::set<int> data_ended_channels;  // channels that delivered EndOfData
-  int64_t first_checkpoint_after_end = -1;  // the checkpoint to wait for before ending
-  bool final_checkpoint_done = false;
-  int64_t sync_savepoint = -1;  // stop-with-savepoint in progress
-  bool stopped = false;         // stopped by a sync savepoint without drain: no finish()
-  bool draining = false;        // stop --drain: the source ends its input now
+
+  // Lifecycle.
+  TaskPhase phase = TaskPhase::kRunning;
+  bool drain_requested = false;  // stop --drain: the source ends its input now
+  int64_t sync_savepoint = -1;   // the stop-with-savepoint taken here, until completed or failed
+  int64_t first_after_end = -1;  // the first checkpoint taken in kOperatorsFinished
+  bool may_end = false;
 };
 
 Task::Task(TaskSpec spec, InputGate* gate, TaskListener* listener)
@@ -121,21 +125,27 @@ void Task::Join() {
 bool Task::is_source() const { return spec_.plan->vertices[spec_.vertex].is_source(); }
 
 void Task::TriggerCheckpoint(const CheckpointBarrier& barrier) {
-  gate_->PutMail([this, barrier] {
-    if (state_.load() != ExecutionState::kRunning) {
-      listener_->OnCheckpointDeclined(*this, barrier.id, "task " + name_ + " is not running");
-      return;
-    }
-    PerformCheckpoint(barrier);
-  });
+  gate_->PutMail([this, barrier] { HandleTrigger(barrier); });
 }
 
 void Task::NotifyCheckpointComplete(int64_t checkpoint_id) {
   gate_->PutMail([this, checkpoint_id] {
     for (auto& op : impl_->operators) op->NotifyCheckpointComplete(checkpoint_id);
     auto& impl = *impl_;
-    if (impl.first_checkpoint_after_end >= 0 && checkpoint_id >= impl.first_checkpoint_after_end) {
-      impl.final_checkpoint_done = true;
+    switch (impl.phase) {
+      case TaskPhase::kRunning:
+        break;
+      case TaskPhase::kStopped:
+        // Only the stop's own savepoint ends a stopped task.
+        if (checkpoint_id == impl.sync_savepoint) impl.may_end = true;
+        break;
+      case TaskPhase::kOperatorsFinished:
+        // Any checkpoint taken after the end covers everything the operators emitted.
+        if ((impl.first_after_end >= 0 && checkpoint_id >= impl.first_after_end) ||
+            checkpoint_id == impl.sync_savepoint) {
+          impl.may_end = true;
+        }
+        break;
     }
   });
 }
@@ -143,18 +153,18 @@ void Task::NotifyCheckpointComplete(int64_t checkpoint_id) {
 void Task::NotifyCheckpointAborted(int64_t checkpoint_id) {
   gate_->PutMail([this, checkpoint_id] {
     for (auto& op : impl_->operators) op->NotifyCheckpointAborted(checkpoint_id);
+    AbortAlignment(checkpoint_id);
     auto& impl = *impl_;
     if (checkpoint_id == impl.sync_savepoint) {
       // The stop-with-savepoint failed: the job goes on.
       impl.sync_savepoint = -1;
-      impl.stopped = false;
-      if (!impl.input_ended) impl.first_checkpoint_after_end = -1;
+      if (impl.phase == TaskPhase::kStopped) impl.phase = TaskPhase::kRunning;
     }
   });
 }
 
 void Task::EndInput() {
-  gate_->PutMail([this] { impl_->draining = true; });
+  gate_->PutMail([this] { impl_->drain_requested = true; });
 }
 
 void Task::SetUp() {
@@ -166,6 +176,7 @@ void Task::SetUp() {
   for (const auto& out : spec_.outputs) {
     impl.writers.push_back(std::make_unique<Writer>(this, out.channels, spec_.buffer_size));
   }
+  if (spec_.finished_on_restore) return;
 
   // Create the chain's operators, then connect each to its consumers (the next
   // operator of the chain and/or the output edges it feeds).
@@ -207,6 +218,7 @@ void Task::SetUp() {
     ctx.task.parallelism = vertex.parallelism;
     ctx.task.max_parallelism = vertex.max_parallelism;
     ctx.task.attempt = spec_.attempt;
+    ctx.task.attempt_id = spec_.attempt_id;
     ctx.task.checkpointing_enabled = spec_.checkpointing_enabled;
     ctx.operator_name = node.name;
     ctx.operator_uid = impl.uids[k];
@@ -230,13 +242,16 @@ void Task::Run() {
   try {
     SetUp();
     state_ = ExecutionState::kRunning;
-    if (impl_->source) {
+    if (spec_.finished_on_restore) {
+      RunFinishedOnRestore();
+    } else if (impl_->source) {
       RunSourceLoop();
     } else {
       RunInputLoop();
     }
     for (auto& op : impl_->operators) op->Close();
     state_ = ExecutionState::kFinished;
+    gate_->Close();
     listener_->OnTaskFinished(*this);
   } catch (const TaskCancelled&) {
     for (auto& op : impl_->operators) {
@@ -246,9 +261,11 @@ void Task::Run() {
       }
     }
     state_ = ExecutionState::kCanceled;
+    gate_->Close();
     listener_->OnTaskCanceled(*this);
   } catch (const std::exception& e) {
     std::string type = DemangledName(typeid(e));
+    gate_->Close();
     if (cancel_requested_.load()) {
       state_ = ExecutionState::kCanceled;
       listener_->OnTaskCanceled(*this);
@@ -258,6 +275,7 @@ void Task::Run() {
     listener_->OnTaskFailed(*this, type, e.what());
   } catch (...) {
     state_ = ExecutionState::kFailed;
+    gate_->Close();
     listener_->OnTaskFailed(*this, "unknown", "a non-standard exception was thrown");
   }
 }
@@ -270,24 +288,33 @@ void Task::BroadcastEvent(const Buffer& event) {
   for (auto& w : impl_->writers) w->Broadcast(event);
 }
 
+// Every operator of the chain had finished before the restored snapshot: nothing
+// runs; downstream learns at once that no data follows.
+void Task::RunFinishedOnRestore() {
+  impl_->phase = TaskPhase::kOperatorsFinished;
+  operators_finished_ = true;
+  BroadcastEvent(Buffer::Event(Buffer::Kind::kEndOfData));
+  if (is_source()) listener_->OnEndOfData(*this);
+  BroadcastEvent(Buffer::Event(Buffer::Kind::kEndOfPartition));
+}
+
 void Task::RunSourceLoop() {
   auto& impl = *impl_;
   InputGate::Mail mail;
   while (true) {
     // Emit until the input ends, a drain ends it, or a stop-with-savepoint stops it.
-    bool ended = false;
-    while (!impl.stopped) {
+    while (impl.phase == TaskPhase::kRunning) {
       while (gate_->TakeMail(&mail)) mail();
       if (cancel_requested_.load(std::memory_order_relaxed)) throw TaskCancelled{};
-      if (impl.stopped) break;
-      if (impl.draining) {
-        ended = true;
+      if (impl.phase != TaskPhase::kRunning) break;
+      if (impl.drain_requested) {
+        EndOfInput();
         break;
       }
       int64_t wake = -1;
       SourceStatus st = impl.source->EmitNext(kSourceBatch, &wake);
       if (st == SourceStatus::kEndOfInput) {
-        ended = true;
+        EndOfInput();
         break;
       }
       if (st == SourceStatus::kNothingAvailable) {
@@ -297,23 +324,19 @@ void Task::RunSourceLoop() {
         if (next.kind == InputGate::Next::Kind::kCancelled) throw TaskCancelled{};
       }
     }
-    if (ended && !impl.input_ended) {
-      EndOfInput();
-      listener_->OnEndOfData(*this);
-    }
-    if (AwaitFinalCheckpoint()) break;
-    // A stop-with-savepoint failed: emit again.
+    if (AwaitEnd()) break;
+    // The stop-with-savepoint failed: emit again.
   }
   BroadcastEvent(Buffer::Event(Buffer::Kind::kEndOfPartition));
 }
 
-bool Task::AwaitFinalCheckpoint() {
+bool Task::AwaitEnd() {
   auto& impl = *impl_;
   FlushOutputs();
-  while (!impl.final_checkpoint_done) {
-    bool must_wait = spec_.checkpointing_enabled || impl.sync_savepoint >= 0 || impl.draining;
+  while (!impl.may_end) {
+    bool must_wait = spec_.checkpointing_enabled || impl.sync_savepoint >= 0 || impl.drain_requested;
     if (!must_wait) return true;
-    if (!impl.stopped && !impl.input_ended) return false;
+    if (impl.phase == TaskPhase::kRunning) return false;
     auto next = gate_->WaitForMail();
     if (next.kind == InputGate::Next::Kind::kCancelled) throw TaskCancelled{};
     next.mail();
@@ -333,11 +356,16 @@ void Task::RunInputLoop() {
         HandleBuffer(next.channel, next.buffer);
         break;
       case InputGate::Next::Kind::kEndOfInput:
-        // Every channel ended (EndOfPartition). Channels end only after their
-        // EndOfData (operators have finished) or after a stop-with-savepoint
+        // Every channel ended (EndOfPartition). Channels end after their EndOfData
+        // (operators have finished) or after a stop-with-savepoint completed
         // (operators are not finished: Flink's stop without --drain).
-        if (!impl_->input_ended && !impl_->stopped) EndOfInput();
-        AwaitFinalCheckpoint();
+        if (impl_->phase == TaskPhase::kRunning) EndOfInput();
+        while (!AwaitEnd()) {
+          // Unreachable in a consistent job: upstream ended only after the stop's
+          // savepoint completed, which this task is told too. End as at end of input.
+          LogWarn("task {}: its inputs ended while its stop-with-savepoint failed", name_);
+          EndOfInput();
+        }
         BroadcastEvent(Buffer::Event(Buffer::Kind::kEndOfPartition));
         return;
       case InputGate::Next::Kind::kCancelled:
@@ -352,9 +380,11 @@ void Task::RunInputLoop() {
 // downstream learns that no records follow.
 void Task::EndOfInput() {
   auto& impl = *impl_;
-  impl.input_ended = true;
+  impl.phase = TaskPhase::kOperatorsFinished;
   for (auto& op : impl.operators) op->Finish();
+  operators_finished_ = true;
   BroadcastEvent(Buffer::Event(Buffer::Kind::kEndOfData));
+  if (impl.source) listener_->OnEndOfData(*this);
 }
 
 void Task::HandleBuffer(int channel, Buffer& buffer) {
@@ -375,31 +405,57 @@ void Task::HandleBuffer(int channel, Buffer& buffer) {
       return;
     case Buffer::Kind::kEndOfData: {
       impl.data_ended_channels.insert(channel);
-      if (!impl.input_ended && static_cast<int>(impl.data_ended_channels.size()) == gate_->num_channels()) {
+      if (impl.phase == TaskPhase::kRunning &&
+          static_cast<int>(impl.data_ended_channels.size()) == gate_->num_channels()) {
         EndOfInput();
       }
       return;
     }
-    case Buffer::Kind::kEndOfPartition: {
+    case Buffer::Kind::kEndOfPartition:
       gate_->MarkEnded(channel);
       impl.ended_channels.insert(channel);
       // End of partition counts as that channel's barrier for pending checkpoints.
-      if (impl.pending_checkpoint >= 0 && AllDelivered(impl.barrier_channels)) {
-        PerformCheckpoint(impl.pending_barrier);
-      }
-      for (auto it = impl.at_least_once_counts.begin(); it != impl.at_least_once_counts.end();) {
-        if (AllDelivered(it->second.channels)) {
-          CheckpointBarrier b = it->second.barrier;
-          impl.at_least_once_counts.erase(impl.at_least_once_counts.begin(), std::next(it));
-          impl.latest_started = std::max(impl.latest_started, b.id);
-          PerformCheckpoint(b);
-          it = impl.at_least_once_counts.begin();
-        } else {
-          ++it;
-        }
-      }
+      TakeAlignedCheckpoints();
       return;
+  }
+}
+
+void Task::HandleTrigger(const CheckpointBarrier& barrier) {
+  auto& impl = *impl_;
+  if (barrier.id <= impl.latest_started) return;  // taken, or aborted, already
+  if (impl.source) {
+    PerformCheckpoint(barrier);
+    return;
+  }
+  impl.triggered[barrier.id] = barrier;
+  TakeAlignedCheckpoints();
+}
+
+void Task::TakeAlignedCheckpoints() {
+  auto& impl = *impl_;
+  if (spec_.exactly_once) {
+    if (impl.aligning >= 0 && AllDelivered(impl.barrier_channels)) PerformCheckpoint(impl.aligning_barrier);
+  } else {
+    for (auto it = impl.at_least_once.begin(); it != impl.at_least_once.end();) {
+      if (AllDelivered(it->second.channels)) {
+        CheckpointBarrier b = it->second.barrier;
+        impl.at_least_once.erase(impl.at_least_once.begin(), std::next(it));
+        PerformCheckpoint(b);
+        it = impl.at_least_once.begin();
+      } else {
+        ++it;
+      }
     }
+  }
+  if (AllInputsEnded()) {
+    // No barrier can arrive any more: take the triggered checkpoints here (FLIP-147).
+    auto triggered = std::move(impl.triggered);
+    impl.triggered.clear();
+    for (const auto& [id, b] : triggered) {
+      if (id > impl.latest_started) PerformCheckpoint(b);
+    }
+  } else {
+    impl.triggered.erase(impl.triggered.begin(), impl.triggered.upper_bound(impl.latest_started));
   }
 }
 
@@ -411,57 +467,59 @@ void Task::HandleBuffer(int channel, Buffer& buffer) {
 // of n arrives.
 void Task::HandleBarrier(int channel, const CheckpointBarrier& barrier) {
   auto& impl = *impl_;
-  if (barrier.id <= impl.latest_started && barrier.id != impl.pending_checkpoint) {
+  if (barrier.id <= impl.latest_started && barrier.id != impl.aligning) {
     return;  // a barrier of a checkpoint already taken or aborted here
   }
   if (!spec_.exactly_once) {
-    auto& seen = impl.at_least_once_counts[barrier.id];
+    auto& seen = impl.at_least_once[barrier.id];
     seen.barrier = barrier;
     seen.channels.insert(channel);
-    if (AllDelivered(seen.channels)) {
-      impl.at_least_once_counts.erase(impl.at_least_once_counts.begin(),
-                                      impl.at_least_once_counts.upper_bound(barrier.id));
-      impl.latest_started = std::max(impl.latest_started, barrier.id);
-      PerformCheckpoint(barrier);
-    }
+    TakeAlignedCheckpoints();
     return;
   }
-  if (barrier.id > impl.pending_checkpoint && impl.pending_checkpoint >= 0) {
+  if (impl.aligning >= 0 && barrier.id > impl.aligning) {
     // A newer checkpoint started before the pending one aligned: abort the pending one.
-    int64_t aborted = impl.pending_checkpoint;
-    impl.pending_checkpoint = -1;
+    int64_t aborted = impl.aligning;
+    impl.aligning = -1;
     impl.barrier_channels.clear();
     gate_->UnblockAll();
-    listener_->OnCheckpointDeclined(*this, aborted, "checkpoint " + std::to_string(aborted) +
-                                                        " was subsumed by " + std::to_string(barrier.id) +
-                                                        " during alignment");
+    listener_->OnCheckpointDeclined(*this, aborted, CheckpointFailureReason::kSubsumed,
+                                    "checkpoint " + std::to_string(aborted) + " was subsumed by " +
+                                        std::to_string(barrier.id) + " during alignment");
   }
-  if (impl.pending_checkpoint < 0) {
-    impl.pending_checkpoint = barrier.id;
-    impl.pending_barrier = barrier;
+  if (impl.aligning < 0) {
+    impl.aligning = barrier.id;
+    impl.aligning_barrier = barrier;
     impl.latest_started = barrier.id;
   }
   impl.barrier_channels.insert(channel);
   gate_->BlockChannel(channel);
-  if (AllDelivered(impl.barrier_channels)) PerformCheckpoint(barrier);
+  TakeAlignedCheckpoints();
 }
 
 void Task::HandleCancelBarrier(int channel, const CheckpointBarrier& barrier) {
   auto& impl = *impl_;
   if (barrier.id < impl.latest_started ||
-      (barrier.id == impl.latest_started && impl.pending_checkpoint != barrier.id)) {
+      (barrier.id == impl.latest_started && impl.aligning != barrier.id)) {
     return;  // already handled
   }
-  if (impl.pending_checkpoint >= 0 && impl.pending_checkpoint <= barrier.id) {
-    impl.pending_checkpoint = -1;
+  AbortAlignment(barrier.id);
+  BroadcastEvent(Buffer::Event(Buffer::Kind::kCancelBarrier, barrier));
+  for (auto& op : impl.operators) op->NotifyCheckpointAborted(barrier.id);
+}
+
+// Checkpoint `checkpoint_id` will not complete: stop aligning for it (and older ones)
+// and ignore its barriers from now on.
+void Task::AbortAlignment(int64_t checkpoint_id) {
+  auto& impl = *impl_;
+  if (impl.aligning >= 0 && impl.aligning <= checkpoint_id) {
+    impl.aligning = -1;
     impl.barrier_channels.clear();
     gate_->UnblockAll();
   }
-  impl.at_least_once_counts.erase(impl.at_least_once_counts.begin(),
-                                  impl.at_least_once_counts.upper_bound(barrier.id));
-  impl.latest_started = std::max(impl.latest_started, barrier.id);
-  BroadcastEvent(Buffer::Event(Buffer::Kind::kCancelBarrier, barrier));
-  for (auto& op : impl.operators) op->NotifyCheckpointAborted(barrier.id);
+  impl.at_least_once.erase(impl.at_least_once.begin(), impl.at_least_once.upper_bound(checkpoint_id));
+  impl.triggered.erase(impl.triggered.begin(), impl.triggered.upper_bound(checkpoint_id));
+  impl.latest_started = std::max(impl.latest_started, checkpoint_id);
 }
 
 // Whether every channel delivered the barrier (is in `channels`) or has ended.
@@ -472,6 +530,10 @@ bool Task::AllDelivered(const std::set<int>& channels) const {
   return true;
 }
 
+bool Task::AllInputsEnded() const {
+  return static_cast<int>(impl_->ended_channels.size()) == gate_->num_channels();
+}
+
 // The synchronous part of a checkpoint on the task thread: pre-barrier hooks,
 // forward the barrier, copy the operators' state. Writing it to storage happens
 // off this thread (the listener's job).
@@ -479,30 +541,28 @@ void Task::PerformCheckpoint(const CheckpointBarrier& barrier) {
   auto& impl = *impl_;
   for (auto& op : impl.operators) op->PrepareSnapshotPreBarrier(barrier.id);
   BroadcastEvent(Buffer::Event(Buffer::Kind::kBarrier, barrier));
+  impl.latest_started = std::max(impl.latest_started, barrier.id);
+  impl.aligning = -1;
+  impl.barrier_channels.clear();
+  gate_->UnblockAll();
   std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots;
   try {
     for (size_t k = 0; k < impl.operators.size(); ++k) {
       snapshots.emplace_back(impl.uids[k], impl.operators[k]->SnapshotState(barrier.id));
+      snapshots.back().second.input_ended = impl.phase == TaskPhase::kOperatorsFinished;
     }
   } catch (const std::exception& e) {
-    listener_->OnCheckpointDeclined(*this, barrier.id, std::string("snapshot failed: ") + e.what());
-    impl.pending_checkpoint = -1;
-    impl.barrier_channels.clear();
-    gate_->UnblockAll();
+    listener_->OnCheckpointDeclined(*this, barrier.id, CheckpointFailureReason::kSnapshotFailed,
+                                    std::string("snapshot of task ") + name_ + " failed: " + e.what());
     return;
   }
-  if (impl.source) impl.latest_started = std::max(impl.latest_started, barrier.id);
-  if (impl.input_ended && impl.first_checkpoint_after_end < 0) impl.first_checkpoint_after_end = barrier.id;
   if (barrier.kind == CheckpointKind::kSyncSavepoint) {
     // Stop-with-savepoint: nothing more is emitted; the task ends once the savepoint
     // is complete (and so committed).
     impl.sync_savepoint = barrier.id;
-    impl.first_checkpoint_after_end = barrier.id;
-    if (!impl.input_ended) impl.stopped = true;
+    if (impl.phase == TaskPhase::kRunning) impl.phase = TaskPhase::kStopped;
   }
-  impl.pending_checkpoint = -1;
-  impl.barrier_channels.clear();
-  gate_->UnblockAll();
+  if (impl.phase == TaskPhase::kOperatorsFinished && impl.first_after_end < 0) impl.first_after_end = barrier.id;
   listener_->OnCheckpointAcknowledged(*this, barrier.id, std::move(snapshots));
 }
 

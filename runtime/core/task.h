@@ -3,10 +3,23 @@
 // its own thread with a mailbox loop (records, events and control actions
 // interleaved, never concurrently).
 //
-// Lifecycle: Start() spawns the thread: operators are set up, restored and opened;
-// then the loop runs until end of input (operators finish head to tail, outputs
-// send EndOfPartition), cancellation, or an exception (the task FAILED). The
-// owner is told through TaskListener exactly once, from the task's thread.
+// Lifecycle (TaskPhase, one thread owns it):
+//   kRunning           reading input (or emitting, for a source);
+//   kOperatorsFinished end of input (end of data, or stop --drain at a source): the
+//                      operators finished head to tail and EndOfData went downstream.
+//                      With checkpointing the task keeps taking checkpoints and ends
+//                      once a checkpoint taken after this point has completed, so
+//                      two-phase-commit sinks commit everything (FLIP-147);
+//   kStopped           a stop-with-savepoint's barrier passed (operators not
+//                      finished); the task ends once that savepoint completes, or
+//                      goes back to kRunning when it fails.
+// Then it sends EndOfPartition, closes its gate (later mail is dropped) and tells its
+// listener, exactly once, from its own thread: finished, failed or cancelled.
+//
+// Checkpoints reach a task as barriers through its channels, or as a trigger (mail)
+// from the job: a source takes the checkpoint at once; a task with inputs takes it
+// when every input channel has delivered the barrier or has ended, so a task whose
+// upstream tasks all finished still takes part (FLIP-147).
 
 #include <atomic>
 #include <map>
@@ -19,6 +32,7 @@
 #include "lib/api/graph.h"
 #include "runtime/cluster/job_status.h"
 #include "runtime/core/buffer.h"
+#include "runtime/core/checkpoint_failure.h"
 #include "runtime/core/execution_plan.h"
 #include "runtime/core/input_gate.h"
 
@@ -41,13 +55,16 @@ struct TaskOutputSpec {
 class TaskListener {
  public:
   virtual ~TaskListener() = default;
+  // The task ended normally. Task::operators_finished() tells whether its operators
+  // finished (end of input) or it was stopped by a stop-with-savepoint.
   virtual void OnTaskFinished(Task& task) = 0;
   virtual void OnTaskFailed(Task& task, const std::string& exception_name, const std::string& message) = 0;
   virtual void OnTaskCanceled(Task& task) = 0;
   // Checkpoint acknowledgement with the snapshots of the chain's operators, by uid.
   virtual void OnCheckpointAcknowledged(Task& task, int64_t checkpoint_id,
                                         std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots) {}
-  virtual void OnCheckpointDeclined(Task& task, int64_t checkpoint_id, const std::string& reason) {}
+  virtual void OnCheckpointDeclined(Task& task, int64_t checkpoint_id, CheckpointFailureReason reason,
+                                    const std::string& message) {}
   // A source task's input ended and its operators finished (with checkpointing it
   // now waits for a checkpoint to complete before it ends: FLIP-147).
   virtual void OnEndOfData(Task& task) {}
@@ -59,14 +76,20 @@ struct TaskSpec {
   int vertex = 0;
   int subtask = 0;
   int attempt = 0;
+  std::string attempt_id;  // TaskInfo::attempt_id
   std::string job_id;
   bool checkpointing_enabled = false;
   bool exactly_once = true;  // aligned barriers; false: at-least-once
+  // Every operator of the chain had finished in the restored snapshot: the task runs
+  // no operator, sends EndOfData and EndOfPartition at once and ends.
+  bool finished_on_restore = false;
   std::vector<TaskOutputSpec> outputs;
   // Restored state per operator uid (may be empty).
   std::map<std::string, RestoredState> restored;
   size_t buffer_size = 32 * 1024;
 };
+
+enum class TaskPhase : uint8_t { kRunning, kOperatorsFinished, kStopped };
 
 class Task {
  public:
@@ -87,10 +110,13 @@ class Task {
   bool is_source() const;
   int subtask() const { return spec_.subtask; }
   ExecutionState state() const { return state_.load(); }
+  // Whether the operators finished (end of input); false when stopped or not ended.
+  bool operators_finished() const { return operators_finished_.load(); }
   InputGate* gate() { return gate_; }
 
-  // Source tasks: start checkpoint `barrier.id` (snapshot and inject the barrier).
-  // Posted to the mailbox; runs on the task thread.
+  // Checkpoint `barrier.id` was triggered: a source snapshots and injects the barrier;
+  // a task with inputs takes it once all its inputs delivered the barrier or ended.
+  // Posted to the mailbox; runs on the task thread; dropped once the task ended.
   void TriggerCheckpoint(const CheckpointBarrier& barrier);
   void NotifyCheckpointComplete(int64_t checkpoint_id);
   void NotifyCheckpointAborted(int64_t checkpoint_id);
@@ -111,18 +137,24 @@ class Task {
   void SetUp();
   void RunSourceLoop();
   void RunInputLoop();
+  void RunFinishedOnRestore();
   void EndOfInput();
-  // With checkpointing (or a stop-with-savepoint): runs mail until the checkpoint
-  // taken after the end of input (or the synchronous savepoint) has completed, so
-  // two-phase-commit sinks have committed everything. Returns false when the task
-  // must go on instead (its stop-with-savepoint failed).
-  bool AwaitFinalCheckpoint();
+  // Runs mail until the task may end: at once without checkpointing; else once the
+  // checkpoint taken after the end of input (or the stop's savepoint) completed.
+  // Returns false when the task must go on instead (its stop-with-savepoint failed).
+  bool AwaitEnd();
   void FlushOutputs();
   void HandleBuffer(int channel, Buffer& buffer);
+  void HandleTrigger(const CheckpointBarrier& barrier);
   void HandleBarrier(int channel, const CheckpointBarrier& barrier);
   void HandleCancelBarrier(int channel, const CheckpointBarrier& barrier);
+  void AbortAlignment(int64_t checkpoint_id);
+  // Takes the checkpoints whose barriers have arrived on (or whose channels ended on)
+  // every input channel.
+  void TakeAlignedCheckpoints();
   void PerformCheckpoint(const CheckpointBarrier& barrier);
   bool AllDelivered(const std::set<int>& channels) const;
+  bool AllInputsEnded() const;
   void BroadcastEvent(const Buffer& event);
 
   TaskSpec spec_;
@@ -131,6 +163,7 @@ class Task {
   std::string name_;
   std::thread thread_;
   std::atomic<ExecutionState> state_{ExecutionState::kCreated};
+  std::atomic<bool> operators_finished_{false};
   std::atomic<bool> cancel_requested_{false};
   std::unique_ptr<Impl> impl_;
 

@@ -41,8 +41,9 @@ for p in 1 2 4; do
   ((${#parts[@]} > 0)) || fail "no part-* file in $out: $(ls -A "$out" 2>&1 | tr '\n' ' ')"
   for f in "${parts[@]}"; do
     name="$(basename "$f")"
-    [[ "$name" =~ ^part-([0-9]+)-([0-9]+)$ ]] || fail "committed file '$name' is not named part-<subtask>-<n>"
-    ((BASH_REMATCH[1] < p)) || fail "committed file '$name' names subtask ${BASH_REMATCH[1]}, but the parallelism is $p"
+    [[ "$name" =~ ^part-([0-9a-f]{16})-([0-9]+)-([0-9]+)$ ]] ||
+      fail "committed file '$name' is not named part-<attempt id>-<subtask>-<n>"
+    ((BASH_REMATCH[2] < p)) || fail "committed file '$name' names subtask ${BASH_REMATCH[2]}, but the parallelism is $p"
   done
   cat "$out"/part-* | sort -n >"$tmp/actual-p$p.txt"
   expect_same_file "$tmp/expected-1000.txt" "$tmp/actual-p$p.txt" "cat part-* | sort -n"

@@ -1,49 +1,71 @@
 #!/usr/bin/env bash
 # End-to-end exactly-once through crashes: number_sum runs on weir-runtime with
 # checkpoints every 100 ms; the runtime is killed with SIGKILL at random moments
-# (10 times), restarted, and the job resubmitted with -s <the job's checkpoint
-# directory> (weir takes its newest complete chk-<n>). The committed output must
-# hold every n exactly once with the right running sums.
+# (21 times), restarted, and the job resubmitted with -s <the job's checkpoint
+# directory> (weir takes its newest complete chk-<n>), at p=1 or p=3 in turn, so
+# restores at the same and at another parallelism alternate. The committed output
+# must hold every n exactly once with the right running sums. Then the same with
+# word_count's parallel file source (its splits move with the state) at p=1/2/3.
 #
 #   bash tests/e2e/kill_recovery.sh [build-dir]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
-count=150000
+count=300000
 rate=8000
-kills=10
+kills=21
 cpdir="$tmp/checkpoints"
 out="$tmp/out"
 conf=(-D execution.checkpointing.interval=100ms -D "execution.checkpointing.dir=$cpdir")
 restore_from=""
 
-for ((k = 1; k <= kills; k++)); do
+# crash_round P JOB.so ARGS...: starts a fresh runtime, submits the job at parallelism P
+# (restored from $restore_from when set), kills the runtime with SIGKILL at a random
+# moment 0.3 to 1.2 s into the run, and sets restore_from to the job's checkpoint
+# directory once it holds a complete checkpoint. When the job finished before the kill
+# (its checkpoints are gone with it, its output is complete), sets job_finished=1.
+job_finished=0
+crash_round() {
+  local p="$1" job_so="$2" port job
+  shift 2
   port="$(free_port)"
-  check "round $k: submit to a fresh runtime${restore_from:+ restoring from its newest checkpoint}, then kill -9 it"
   start_runtime "$port" "${conf[@]}"
-  args=(run -d -p 2 -m "localhost:$port")
+  local args=(run -d -p "$p" -m "localhost:$port")
   [[ -n "$restore_from" ]] && args+=(-s "$restore_from")
-  run "$WEIR" "${args[@]}" "$NUMBER_SUM" --count "$count" --rate "$rate" --output "$out"
+  run "$WEIR" "${args[@]}" "$job_so" "$@"
   expect_rc 0
   job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
   [[ -n "$job" ]] || fail "no job id printed"
-  # A random moment between 0.3 and 1.2 s into the run.
   sleep "$(python3 -c "import random; print(round(random.uniform(0.3, 1.2), 2))")"
   kill -9 "$RUNTIME_PID"
   wait "$RUNTIME_PID" 2>/dev/null || true
+  if grep -q "job=$job status=FINISHED" "$RUNTIME_LOG"; then
+    job_finished=1
+    return 0
+  fi
   if compgen -G "$cpdir/$job/chk-*/_metadata" >/dev/null; then
     restore_from="$cpdir/$job"
   fi
-  [[ -n "$restore_from" ]] || fail "no complete checkpoint after round $k"
+  [[ -n "$restore_from" ]] || fail "no complete checkpoint yet"
+}
+
+for ((k = 1; k <= kills; k++)); do
+  # p: 3, 3, 1, 3, 3, 1, ...: same-parallelism and rescaled restores (3 -> 1, 1 -> 3).
+  p=$((k % 3 == 0 ? 1 : 3))
+  check "round $k at p=$p${restore_from:+, restored from the newest checkpoint}, then kill -9"
+  crash_round "$p" "$NUMBER_SUM" --count "$count" --rate "$rate" --output "$out"
   pass
+  ((job_finished)) && break
 done
 
-check "the last run, restored from the newest checkpoint, runs to the end (embedded, attached)"
-run "$WEIR" run -p 2 -D "rest.port=$(free_port)" "${conf[@]}" -s "$restore_from" \
-  "$NUMBER_SUM" --count "$count" --output "$out"
-expect_rc 0
-expect_out_has "has finished."
-expect_err_has "restoring from the newest complete checkpoint"
-pass
+if ((!job_finished)); then
+  check "the last run, restored from the newest checkpoint, runs to the end (embedded, attached)"
+  run "$WEIR" run -p 2 -D "rest.port=$(free_port)" "${conf[@]}" -s "$restore_from" \
+    "$NUMBER_SUM" --count "$count" --output "$out"
+  expect_rc 0
+  expect_out_has "has finished."
+  expect_err_has "restoring from the newest complete checkpoint"
+  pass
+fi
 
 check "the committed output holds every n in 1..$count exactly once with correct running sums"
 expected_number_sum "$count" "$tmp/expected"
@@ -52,6 +74,41 @@ sort -t, -k1,1n "$tmp/expected" >"$tmp/expected.sorted"
 if ! cmp -s "$tmp/actual" "$tmp/expected.sorted"; then
   LAST_CMD="diff expected actual"
   fail "output differs: $(diff "$tmp/expected.sorted" "$tmp/actual" | head -n 5) ($(wc -l <"$tmp/actual") lines)"
+fi
+hidden="$(find "$out" -name '.*' -type f | wc -l)"
+[[ "$hidden" -eq 0 ]] || fail "$hidden hidden (uncommitted) files were left in the output directory"
+pass
+
+# word_count: a throttled parallel file source whose splits (file, offset) are state.
+in="$tmp/text"
+out="$tmp/out-words"
+mkdir -p "$in"
+for i in 1 2 3 4 5; do make_text "$in" "f$i.txt" 8000 "$((20 + i))"; done
+restore_from=""
+job_finished=0
+parallelism=(2 3 1 3 2)
+for ((k = 0; k < ${#parallelism[@]}; k++)); do
+  p="${parallelism[$k]}"
+  check "word_count round $((k + 1)) at p=$p${restore_from:+, restored from the newest checkpoint}, then kill -9"
+  crash_round "$p" "$WORD_COUNT" --input "$in" --output "$out" --rate 1500
+  pass
+  ((job_finished)) && break
+done
+
+if ((!job_finished)); then
+  check "word_count restored from the newest checkpoint runs to the end"
+  run "$WEIR" run -p 2 -D "rest.port=$(free_port)" "${conf[@]}" -s "$restore_from" "$WORD_COUNT" --input "$in" --output "$out"
+  expect_rc 0
+  expect_out_has "has finished."
+  pass
+fi
+
+check "every word occurrence was counted exactly once"
+expected_word_counts "$in" "$tmp/expected-words"
+cat "$out"/part-* | sort >"$tmp/actual-words"
+if ! cmp -s "$tmp/expected-words" "$tmp/actual-words"; then
+  LAST_CMD="diff expected actual"
+  fail "word counts differ: $(diff "$tmp/expected-words" "$tmp/actual-words" | head -n 5 | tr '\n' ' ')"
 fi
 hidden="$(find "$out" -name '.*' -type f | wc -l)"
 [[ "$hidden" -eq 0 ]] || fail "$hidden hidden (uncommitted) files were left in the output directory"

@@ -17,6 +17,8 @@
 #     last command, its exit code, stdout and stderr on stderr, then exit 1 (with
 #     E2E_KEEP_GOING=1: count the failure and go on, to see every failure in one run);
 #   free_port, start_runtime PORT [args...], wait_until SECONDS CMD..., job_state;
+#   expected_number_sum N FILE, make_text DIR NAME LINES SEED, expected_word_counts DIR FILE;
+#   submit_job PORT ARGS... (sets job), savepoint_path;
 #   finish: prints "N passed, M failed" and exits 0 only when nothing failed.
 
 set -euo pipefail
@@ -276,12 +278,56 @@ for j in json.load(sys.stdin).get('jobs', []):
         print(j.get('state', ''))" 2>/dev/null || true
 }
 
+# submit_job PORT ARGS...: `weir run -d -m localhost:PORT ARGS...`; sets job to the printed
+# job id and waits (30 s) until the job is RUNNING (or already FINISHED).
+submit_job() {
+  local port="$1"
+  shift
+  run "$WEIR" run -d -m "localhost:$port" "$@"
+  expect_rc 0
+  job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
+  [[ -n "$job" ]] || fail "no job id printed"
+  wait_until 30 job_started "$port" "$job" || fail "job $job did not reach RUNNING"
+}
+job_started() { [[ "$(job_state "$1" "$2")" =~ ^(RUNNING|FINISHED)$ ]]; }
+# savepoint_path: the path in the "Savepoint completed. Path: ..." line of the last run.
+savepoint_path() { sed -n 's/^Savepoint completed. Path: \(file:\)\{0,1\}//p' "$OUT_FILE"; }
+
 # job_state_is PORT JOBID STATE: succeeds when job_state prints STATE.
 job_state_is() { [[ "$(job_state "$1" "$2")" == "$3" ]]; }
 
 # expected_number_sum N FILE: what number_sum --count N must produce, computed here.
 expected_number_sum() {
   awk -v n="$1" 'BEGIN { for (i = 1; i <= n; i++) { p = (i % 2) ? "odd" : "even"; s[p] += i; printf "%.0f,%s,%.0f\n", i, p, s[p] } }' >"$2"
+}
+
+# make_text DIR NAME LINES SEED: a file of LINES lines of words drawn from a small vocabulary.
+make_text() {
+  python3 - "$1/$2" "$3" "$4" <<'EOF'
+import random, sys
+path, lines, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rnd = random.Random(seed)
+words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
+with open(path, "w") as f:
+    for _ in range(lines):
+        f.write(" ".join(rnd.choice(words) for _ in range(rnd.randint(1, 4))) + "\n")
+EOF
+}
+
+# expected_word_counts INPUT_DIR FILE: the lines word_count must commit, sorted: for a word
+# seen T times, "<word>,1" .. "<word>,T".
+expected_word_counts() {
+  python3 - "$1" <<'EOF' | sort >"$2"
+import collections, os, re, sys
+counts = collections.Counter()
+for name in sorted(os.listdir(sys.argv[1])):
+    with open(os.path.join(sys.argv[1], name)) as f:
+        for line in f:
+            counts.update(w.lower() for w in re.findall(r"[A-Za-z0-9]+", line))
+for word, total in counts.items():
+    for i in range(1, total + 1):
+        print(f"{word},{i}")
+EOF
 }
 
 # finish: prints the summary; exits 1 when a check failed.

@@ -7,7 +7,7 @@
 #   bash tests/e2e/savepoint_restore.sh [build-dir]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
-count=60000
+count=200000
 out="$tmp/out"
 sp="$tmp/savepoints"
 port="$(free_port)"
@@ -17,15 +17,7 @@ check "weir-runtime starts with checkpoints every 100 ms"
 start_runtime "$port" -D execution.checkpointing.interval=100ms
 pass
 
-submit() {  # submit ARGS...: runs `weir run -d` and sets job
-  run "$WEIR" run -d "${m[@]}" "$@"
-  expect_rc 0
-  job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
-  [[ -n "$job" ]] || fail "no job id printed"
-  wait_until 30 job_started "$port" "$job" || fail "job $job did not reach RUNNING"
-}
-job_started() { [[ "$(job_state "$1" "$2")" =~ ^(RUNNING|FINISHED)$ ]]; }
-savepoint_path() { sed -n 's/^Savepoint completed. Path: \(file:\)\{0,1\}//p' "$OUT_FILE"; }
+submit() { submit_job "$port" "$@"; }
 
 check "run 1 (p=2) is submitted and runs"
 submit -p 2 "$NUMBER_SUM" --count "$count" --rate 15000 --output "$out"

@@ -5,26 +5,52 @@
 
 #include <cerrno>
 #include <cstring>
-#include <cstdlib>
 #include <filesystem>
-#include <set>
 #include <stdexcept>
+
+#include "lib/common/file_util.h"
 
 namespace fs = std::filesystem;
 
 namespace weir {
 
 namespace {
+
+constexpr char kInProgressSuffix[] = ".inprogress";
+constexpr char kPendingSuffix[] = ".pending";
+constexpr char kHiddenPrefix[] = ".part-";
+
 [[noreturn]] void ThrowIo(const std::string& what, const std::string& path) {
   throw std::runtime_error("file sink: " + what + " '" + path + "': " + std::strerror(errno));
 }
 
-void FsyncPath(const std::string& path, bool directory) {
-  int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
-  if (fd < 0) ThrowIo("cannot open for fsync", path);
-  ::fsync(fd);
-  ::close(fd);
+// A checkpoint must not be acknowledged for files whose names a crash could still lose.
+void SyncDirectoryOrThrow(const std::string& dir) {
+  Status synced = weir::FsyncDirectory(dir);
+  if (!synced.ok()) throw std::runtime_error("file sink: " + synced.message());
 }
+
+bool EndsWith(const std::string& s, const char* suffix) {
+  size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// ".part-<attempt>-<subtask>-<n>.pending" -> "part-<attempt>-<subtask>-<n>".
+std::string CommittedName(const std::string& pending_name) {
+  return pending_name.substr(1, pending_name.size() - 1 - std::strlen(kPendingSuffix));
+}
+
+// The attempt id of a hidden part file's name (".part-<attempt>-..."), or "" when the
+// name is not one of this sink's.
+std::string AttemptOfHiddenPart(const std::string& name) {
+  if (name.rfind(kHiddenPrefix, 0) != 0) return "";
+  if (!EndsWith(name, kInProgressSuffix) && !EndsWith(name, kPendingSuffix)) return "";
+  size_t start = std::strlen(kHiddenPrefix);
+  size_t dash = name.find('-', start);
+  if (dash == std::string::npos) return "";
+  return name.substr(start, dash - start);
+}
+
 }  // namespace
 
 FileSinkWriter::FileSinkWriter(std::string dir, int64_t roll_size_bytes)
@@ -37,56 +63,25 @@ FileSinkWriter::~FileSinkWriter() {
   if (file_) std::fclose(file_);
 }
 
-std::string FileSinkWriter::PartName(int64_t counter) const {
-  return "part-" + std::to_string(subtask_) + "-" + std::to_string(counter);
-}
-
 void FileSinkWriter::InitializeState(RuntimeContext& ctx) {
   subtask_ = ctx.IndexOfThisSubtask();
-  auto& store = ctx.GetOperatorStateStore();
-  // Union state: after a rescale every subtask sees every pending file, commits the
-  // ones it owns and leaves the rest alone.
-  pending_state_ = &store.GetUnionListState<std::pair<int64_t, std::string>>("file-sink-pending");
-  counter_state_ = &store.GetUnionListState<std::pair<int64_t, int64_t>>("file-sink-counters");
+  attempt_id_ = ctx.AttemptId();
+  if (attempt_id_.empty()) throw std::logic_error("file sink: the runtime gave no attempt id");
+  // Split list state: after a rescale each pending file goes to exactly one subtask,
+  // which commits it (a committed name is final wherever it was written from).
+  pending_state_ = &ctx.GetOperatorStateStore().GetListState<std::pair<int64_t, std::string>>("file-sink-pending");
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) throw std::runtime_error("file sink: cannot create directory '" + dir_ + "': " + ec.message());
-  std::set<std::string> restored_pending;
   if (ctx.IsRestored()) {
-    // Counters: continue after the highest part number this subtask had used, so a
-    // restored sink never reuses a committed part's name.
-    for (const auto& [idx, counter] : counter_state_->Get()) {
-      if (idx == subtask_ && counter > counter_) counter_ = counter;
-    }
-    // Pending files of the restored checkpoint: that checkpoint completed (it is what
-    // we restore from), so commit them now. A file already committed is skipped.
-    const int parallelism = ctx.NumberOfParallelSubtasks();
-    for (const auto& [cp, pending] : pending_state_->Get()) {
-      restored_pending.insert(pending);
-      // ".part-<old subtask>-<n>.pending": the owner is old subtask mod parallelism.
-      int old_subtask = std::atoi(pending.c_str() + std::string(".part-").size());
-      if (old_subtask % parallelism != subtask_) continue;
-      fs::path p = fs::path(dir_) / pending;
-      std::string final_name = pending.substr(1, pending.size() - 1 - std::string(".pending").size());
-      if (fs::exists(p)) {
-        fs::rename(p, fs::path(dir_) / final_name, ec);
-        if (ec) throw std::runtime_error("file sink: cannot commit '" + p.string() + "': " + ec.message());
-      }
-    }
+    // The restored checkpoint completed (it is what we restore from): its pending
+    // files are committed now. Nothing of it must be lost, so a file that is neither
+    // pending nor committed stops the job.
+    for (const auto& [cp, pending] : pending_state_->Get()) Commit(pending);
     pending_state_->Clear();
+    SyncDirectoryOrThrow(dir_);
+    remove_leftovers_ = subtask_ == 0;
   }
-  // Hidden leftovers of this subtask from a failed run hold records after the
-  // restored checkpoint (or, on a fresh start, records of no checkpoint); they are
-  // replayed, so the files go.
-  std::string prefix = ".part-" + std::to_string(subtask_) + "-";
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && !restored_pending.count(name) &&
-        (name.ends_with(".inprogress") || name.ends_with(".pending"))) {
-      fs::remove(entry.path(), ec);
-    }
-  }
-  FsyncPath(dir_, true);
 }
 
 void FileSinkWriter::Open(RuntimeContext& ctx) {
@@ -94,9 +89,24 @@ void FileSinkWriter::Open(RuntimeContext& ctx) {
   checkpointing_ = ctx.CheckpointingEnabled();
 }
 
+void FileSinkWriter::Commit(const std::string& pending_name) {
+  fs::path pending = fs::path(dir_) / pending_name;
+  fs::path committed = fs::path(dir_) / CommittedName(pending_name);
+  if (::rename(pending.c_str(), committed.c_str()) == 0) return;
+  if (errno == ENOENT) {
+    std::error_code ec;
+    if (fs::exists(committed, ec)) return;  // committed before (a repeated notification or restore)
+    throw std::runtime_error("file sink: cannot commit '" + pending.string() + "': neither it nor '" +
+                             committed.string() +
+                             "' exists; the output directory was changed outside the job, or another job "
+                             "removed it (one output directory serves one running job at a time)");
+  }
+  ThrowIo("cannot commit", pending.string());
+}
+
 void FileSinkWriter::OpenPart() {
-  in_progress_path_ = (fs::path(dir_) / ("." + PartName(counter_) + ".inprogress")).string();
-  ++counter_;
+  std::string base = "part-" + attempt_id_ + "-" + std::to_string(subtask_) + "-" + std::to_string(counter_++);
+  in_progress_path_ = (fs::path(dir_) / ("." + base + kInProgressSuffix)).string();
   file_ = std::fopen(in_progress_path_.c_str(), "w");
   if (!file_) ThrowIo("cannot open", in_progress_path_);
   part_bytes_ = 0;
@@ -112,60 +122,74 @@ void FileSinkWriter::Write(const std::string& line) {
     // Roll: with checkpointing the full part waits for the next checkpoint like any
     // other; without, it is committed now.
     ClosePartToPending(checkpointing_ ? -1 : 0);
-    if (!checkpointing_) CommitUpTo(0);
+    if (!checkpointing_) CommitUpTo(INT64_MAX);
   }
 }
 
 void FileSinkWriter::ClosePartToPending(int64_t checkpoint_id) {
   if (!file_) return;
   if (std::fflush(file_) != 0 || ::fsync(fileno(file_)) != 0) ThrowIo("cannot flush", in_progress_path_);
-  std::fclose(file_);
+  if (std::fclose(file_) != 0) {
+    file_ = nullptr;
+    ThrowIo("cannot close", in_progress_path_);
+  }
   file_ = nullptr;
   std::string name = fs::path(in_progress_path_).filename().string();
-  std::string base = name.substr(0, name.size() - std::string(".inprogress").size());
-  std::string pending = base + ".pending";
-  std::error_code ec;
-  fs::rename(in_progress_path_, fs::path(dir_) / pending, ec);
-  if (ec) throw std::runtime_error("file sink: cannot rename '" + in_progress_path_ + "': " + ec.message());
-  pending_.emplace_back(checkpoint_id, pending);
+  std::string pending = name.substr(0, name.size() - std::strlen(kInProgressSuffix)) + kPendingSuffix;
+  std::string pending_path = (fs::path(dir_) / pending).string();
+  if (::rename(in_progress_path_.c_str(), pending_path.c_str()) != 0) ThrowIo("cannot rename", in_progress_path_);
+  pending_.push_back({checkpoint_id, pending});
 }
 
 void FileSinkWriter::PrepareCommit(int64_t checkpoint_id) {
-  // Rolled parts without checkpointing are committed at once (there is nothing to
-  // wait for); the ones of this snapshot wait for it to complete.
-  if (!checkpointing_) CommitUpTo(0);
   ClosePartToPending(checkpoint_id);
   // Parts rolled by size since the last checkpoint belong to this one.
-  for (auto& [cp, name] : pending_) {
-    if (cp < 0) cp = checkpoint_id;
+  bool any = false;
+  for (auto& part : pending_) {
+    if (part.checkpoint_id < 0) part.checkpoint_id = checkpoint_id;
+    any = true;
   }
+  // The renames must survive a crash once the checkpoint that records them completes.
+  if (any) SyncDirectoryOrThrow(dir_);
 }
 
 void FileSinkWriter::SnapshotState(int64_t checkpoint_id) {
-  pending_state_->Update(pending_);
-  counter_state_->Update({{subtask_, counter_}});
+  std::vector<std::pair<int64_t, std::string>> entries;
+  for (const auto& part : pending_) entries.emplace_back(part.checkpoint_id, part.name);
+  pending_state_->Update(entries);
 }
 
-void FileSinkWriter::NotifyCheckpointComplete(int64_t checkpoint_id) { CommitUpTo(checkpoint_id); }
+void FileSinkWriter::NotifyCheckpointComplete(int64_t checkpoint_id) {
+  CommitUpTo(checkpoint_id);
+  if (remove_leftovers_) {
+    remove_leftovers_ = false;
+    RemoveLeftoversOfOtherAttempts();
+  }
+}
 
+// Subsuming contract: a completed checkpoint commits everything pending up to it.
 void FileSinkWriter::CommitUpTo(int64_t checkpoint_id) {
+  std::vector<PendingPart> keep;
   bool any = false;
-  std::vector<std::pair<int64_t, std::string>> keep;
-  for (const auto& [cp, pending] : pending_) {
-    if (cp < 0 || cp > checkpoint_id) {
-      keep.emplace_back(cp, pending);
+  for (const auto& part : pending_) {
+    if (part.checkpoint_id < 0 || part.checkpoint_id > checkpoint_id) {
+      keep.push_back(part);
       continue;
     }
-    std::string final_name = pending.substr(1, pending.size() - 1 - std::string(".pending").size());
-    std::error_code ec;
-    fs::rename(fs::path(dir_) / pending, fs::path(dir_) / final_name, ec);
-    if (ec && fs::exists(fs::path(dir_) / pending)) {
-      throw std::runtime_error("file sink: cannot commit '" + pending + "': " + ec.message());
-    }
+    Commit(part.name);
     any = true;
   }
   pending_ = std::move(keep);
-  if (any) FsyncPath(dir_, true);
+  if (any) SyncDirectoryOrThrow(dir_);
+}
+
+void FileSinkWriter::RemoveLeftoversOfOtherAttempts() {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    std::string name = entry.path().filename().string();
+    std::string attempt = AttemptOfHiddenPart(name);
+    if (!attempt.empty() && attempt != attempt_id_) fs::remove(entry.path(), ec);
+  }
 }
 
 void FileSinkWriter::Finish() {
@@ -173,7 +197,11 @@ void FileSinkWriter::Finish() {
   // checkpoint. Without, everything is committed now, including parts pre-committed
   // by savepoints (which never commit by themselves).
   ClosePartToPending(checkpointing_ ? -1 : 0);
-  if (!checkpointing_) CommitUpTo(INT64_MAX);
+  if (!checkpointing_) {
+    CommitUpTo(INT64_MAX);
+  } else if (!pending_.empty()) {
+    SyncDirectoryOrThrow(dir_);
+  }
 }
 
 void FileSinkWriter::Close() {

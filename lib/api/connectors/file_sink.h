@@ -3,15 +3,27 @@
 // part-file lifecycle (in-progress -> pending -> finished), so that output is
 // exactly-once with checkpoints:
 //
-//   .part-<subtask>-<n>.inprogress   being written (hidden: name starts with '.')
-//   .part-<subtask>-<n>.pending      closed at a checkpoint barrier, recorded in
-//                                    the checkpoint (pre-commit)
-//   part-<subtask>-<n>               committed (atomic rename) when the checkpoint
-//                                    completes; readers consume only these
+//   .part-<attempt>-<subtask>-<n>.inprogress  being written (hidden: starts with '.')
+//   .part-<attempt>-<subtask>-<n>.pending     closed at a checkpoint barrier, renamed
+//                                             and made durable (fsync of the file and
+//                                             of the directory) before the checkpoint
+//                                             is acknowledged, recorded in its state
+//   part-<attempt>-<subtask>-<n>              committed (atomic rename) when the
+//                                             checkpoint completes; readers see only these
 //
-// Without checkpointing, the part file is committed at end of input. On restore,
-// pending files of the restored checkpoint are committed (idempotently: a file
-// already renamed is fine) and in-progress leftovers are removed.
+// <attempt> is the deployment's attempt id (TaskInfo::attempt_id: random, never
+// reused), so names never collide across failovers, rescales, restores of old
+// savepoints or two jobs writing one directory one after the other; <n> counts the
+// subtask's parts within the attempt.
+//
+// Without checkpointing, parts are committed when they roll and at end of input. On
+// restore, the pending files of the restored checkpoint (split list state: each goes
+// to exactly one new subtask) are committed; committing is idempotent (a file
+// already renamed is fine), and a file that is neither pending nor committed is an
+// error naming it. Once the first checkpoint after a restore has completed (every
+// restored file is committed by then), subtask 0 removes the hidden leftovers of
+// other attempts: their records come after the restored checkpoint and are replayed.
+// Hence one output directory serves one running job at a time.
 
 #include <cstdint>
 #include <cstdio>
@@ -39,23 +51,28 @@ class FileSinkWriter {
   void Close();
 
  private:
+  struct PendingPart {
+    int64_t checkpoint_id;  // -1: rolled, waits for the next checkpoint; 0: no checkpointing
+    std::string name;       // ".part-...pending", relative to the directory
+  };
   void OpenPart();
   void ClosePartToPending(int64_t checkpoint_id);
   void CommitUpTo(int64_t checkpoint_id);
-  std::string PartName(int64_t counter) const;
+  void Commit(const std::string& pending_name);
+  void RemoveLeftoversOfOtherAttempts();
 
   std::string dir_;
   int64_t roll_size_;
   bool checkpointing_ = false;
+  std::string attempt_id_;
   int subtask_ = 0;
   int64_t counter_ = 0;
   std::FILE* file_ = nullptr;
   std::string in_progress_path_;
   int64_t part_bytes_ = 0;
-  // (checkpoint id, pending path): closed parts waiting for their checkpoint.
-  std::vector<std::pair<int64_t, std::string>> pending_;
+  std::vector<PendingPart> pending_;
+  bool remove_leftovers_ = false;  // subtask 0 of a restored sink, until the first completion
   ListState<std::pair<int64_t, std::string>>* pending_state_ = nullptr;
-  ListState<std::pair<int64_t, int64_t>>* counter_state_ = nullptr;
 };
 
 template <class T>

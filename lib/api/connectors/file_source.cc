@@ -32,65 +32,91 @@ std::vector<std::string> FileSource::ListFiles(const std::string& path) {
 }
 
 void FileSource::InitializeState(RuntimeContext& ctx) {
-  subtask_ = ctx.IndexOfThisSubtask();
-  int p = ctx.NumberOfParallelSubtasks();
-  auto all = ListFiles(path_);
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (static_cast<int>(i % p) == subtask_) files_.push_back(all[i]);
-  }
-  // (subtask, file index, offset) is stored as (subtask << 32 | file index, offset).
-  position_state_ = &ctx.GetOperatorStateStore().GetUnionListState<std::pair<int64_t, int64_t>>(
-      "file-source-positions");
+  limiter_ = RateLimiter(lines_per_second_);
+  split_state_ = &ctx.GetOperatorStateStore().GetListState<Split>("file-source-splits");
   if (ctx.IsRestored()) {
-    for (const auto& [key, offset] : position_state_->Get()) {
-      if ((key >> 32) == subtask_) {
-        file_index_ = static_cast<size_t>(key & 0xffffffff);
-        offset_ = offset;
-      }
+    splits_ = split_state_->Get();
+    RestoreOldPositions(ctx);
+    return;
+  }
+  auto all = ListFiles(path_);
+  const int p = ctx.NumberOfParallelSubtasks();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (static_cast<int>(i % static_cast<size_t>(p)) == ctx.IndexOfThisSubtask()) splits_.push_back({all[i], 0});
+  }
+}
+
+// Snapshots of weir before split-based sources kept union list state
+// "file-source-positions": (old subtask << 32 | index among that subtask's files,
+// offset), files having been dealt out round-robin over the old parallelism (the
+// number of entries). The remaining files become splits; each subtask takes a share.
+void FileSource::RestoreOldPositions(RuntimeContext& ctx) {
+  auto& old = ctx.GetOperatorStateStore().GetUnionListState<std::pair<int64_t, int64_t>>("file-source-positions");
+  auto positions = old.Get();
+  if (positions.empty()) return;
+  auto all = ListFiles(path_);
+  const auto old_parallelism = static_cast<int64_t>(positions.size());
+  std::vector<Split> remaining;
+  for (const auto& [key, offset] : positions) {
+    int64_t old_subtask = key >> 32;
+    int64_t local_index = key & 0xffffffff;
+    for (int64_t g = old_subtask + local_index * old_parallelism; g < static_cast<int64_t>(all.size());
+         g += old_parallelism) {
+      int64_t start = g == old_subtask + local_index * old_parallelism ? offset : 0;
+      remaining.push_back({all[static_cast<size_t>(g)], start});
     }
   }
+  for (size_t i = 0; i < remaining.size(); ++i) {
+    if (static_cast<int>(i) % ctx.NumberOfParallelSubtasks() == ctx.IndexOfThisSubtask()) {
+      splits_.push_back(remaining[i]);
+    }
+  }
+  old.Clear();
 }
 
-void FileSource::SnapshotState(int64_t) {
-  position_state_->Update({{(static_cast<int64_t>(subtask_) << 32) | static_cast<int64_t>(file_index_), offset_}});
-}
-
-void FileSource::Open(RuntimeContext&) {}
+void FileSource::SnapshotState(int64_t) { split_state_->Update(splits_); }
 
 bool FileSource::OpenCurrent() {
-  while (!file_ && file_index_ < files_.size()) {
-    file_ = std::fopen(files_[file_index_].c_str(), "r");
-    if (!file_) {
-      throw std::runtime_error("file source: cannot open '" + files_[file_index_] + "': " + std::strerror(errno));
-    }
-    if (offset_ > 0 && std::fseek(file_, offset_, SEEK_SET) != 0) {
-      throw std::runtime_error("file source: cannot seek in '" + files_[file_index_] + "'");
-    }
+  if (file_) return true;
+  if (splits_.empty()) return false;
+  const Split& split = splits_.front();
+  file_ = std::fopen(split.path.c_str(), "r");
+  if (!file_) {
+    throw std::runtime_error("file source: cannot open '" + split.path + "': " + std::strerror(errno));
   }
-  return file_ != nullptr;
+  if (split.offset > 0 && std::fseek(file_, split.offset, SEEK_SET) != 0) {
+    throw std::runtime_error("file source: cannot seek to byte " + std::to_string(split.offset) + " of '" +
+                             split.path + "'");
+  }
+  return true;
 }
 
-SourceStatus FileSource::EmitNext(Collector<std::string>& out, int max_records, int64_t*) {
-  for (int i = 0; i < max_records; ++i) {
+SourceStatus FileSource::EmitNext(Collector<std::string>& out, int max_records, int64_t* wake_at_nanos) {
+  int64_t budget = limiter_.Allow(max_records, emitted_, wake_at_nanos);
+  if (budget == 0) return SourceStatus::kNothingAvailable;
+  for (int64_t i = 0; i < budget;) {
     if (!OpenCurrent()) return SourceStatus::kEndOfInput;
+    Split& split = splits_.front();
     line_.clear();
     int c;
     bool any = false;
     while ((c = getc_unlocked(file_)) != EOF) {
       any = true;
-      ++offset_;
+      ++split.offset;
       if (c == '\n') break;
       line_.push_back(static_cast<char>(c));
     }
     if (!any) {
+      // The split is done: it leaves the state.
       std::fclose(file_);
       file_ = nullptr;
-      ++file_index_;
-      offset_ = 0;
+      splits_.erase(splits_.begin());
       continue;
     }
     if (!line_.empty() && line_.back() == '\r') line_.pop_back();
     out.Collect(line_);
+    ++emitted_;
+    ++i;
   }
   return SourceStatus::kMoreAvailable;
 }

@@ -1,27 +1,40 @@
 #pragma once
-// FileSource: the lines of a file, or of every visible file of a directory
-// (names starting with '.' or '_' are skipped, as Flink skips hidden files),
-// in name order. Files are assigned to subtasks round-robin by their index.
-// Replayable: the position (file index, byte offset) is operator state.
+// FileSource: the lines of a file, or of every visible file of a directory (names
+// starting with '.' or '_' are skipped, as Flink skips hidden files), optionally at
+// a fixed rate per subtask.
+//
+// Split-based, as Flink's FLIP-27 FileSource: a split is a file and the byte offset
+// of its next line; the splits are the source's state (split list state), so a
+// restore at another parallelism redistributes them and every line is read exactly
+// once. A fresh start lists the input once and gives file i (in name order) to
+// subtask i mod p; a subtask reads its splits one after the other.
 
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "lib/api/connectors/rate_limiter.h"
 #include "lib/api/functions.h"
 
 namespace weir {
 
 class FileSource final : public Source<std::string>, public CheckpointedFunction {
  public:
-  explicit FileSource(std::string path) : path_(std::move(path)) {}
-  FileSource(const FileSource& other) : path_(other.path_) {}
+  struct Split {
+    std::string path;
+    int64_t offset = 0;  // of the next line
+    WEIR_FIELDS(path, offset)
+  };
+
+  // `lines_per_second` per subtask; 0 = no limit.
+  explicit FileSource(std::string path, double lines_per_second = 0)
+      : path_(std::move(path)), lines_per_second_(lines_per_second) {}
+  FileSource(const FileSource& other) : path_(other.path_), lines_per_second_(other.lines_per_second_) {}
   ~FileSource() override;
 
   void InitializeState(RuntimeContext& ctx) override;
   void SnapshotState(int64_t checkpoint_id) override;
-  void Open(RuntimeContext& ctx) override;
   SourceStatus EmitNext(Collector<std::string>& out, int max_records, int64_t* wake_at_nanos) override;
   void Close() override;
 
@@ -31,15 +44,16 @@ class FileSource final : public Source<std::string>, public CheckpointedFunction
 
  private:
   bool OpenCurrent();
+  void RestoreOldPositions(RuntimeContext& ctx);
 
   std::string path_;
-  std::vector<std::string> files_;  // this subtask's files
-  size_t file_index_ = 0;
-  int64_t offset_ = 0;
-  std::FILE* file_ = nullptr;
+  double lines_per_second_;
+  RateLimiter limiter_;
+  int64_t emitted_ = 0;
+  std::vector<Split> splits_;  // the front one is being read
+  std::FILE* file_ = nullptr;  // open on splits_.front()
   std::string line_;
-  ListState<std::pair<int64_t, int64_t>>* position_state_ = nullptr;
-  int subtask_ = 0;
+  ListState<Split>* split_state_ = nullptr;
 };
 
 }  // namespace weir

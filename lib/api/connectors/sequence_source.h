@@ -1,75 +1,100 @@
 #pragma once
 // SequenceSource: the numbers from..to (inclusive), optionally at a fixed rate.
-// Replayable: its position (the next number of each subtask) is operator state,
-// so a restore resumes exactly after the last number the checkpoint covered.
-// Subtask i of p emits from+i, from+i+p, ... .
+//
+// Split-based, as Flink's FLIP-27 sources: a split is an arithmetic progression
+// (next, step, last); the splits are the source's state (split list state), so a
+// restore at another parallelism redistributes them and every number is emitted
+// exactly once. A fresh start gives subtask i of p the split (from+i, p, to). A
+// subtask holding several splits merges them in ascending order, so one subtask
+// holding every split emits from, from+1, ... as a parallelism-1 source does. A
+// restored split keeps its range, clipped to the restoring job's `to`.
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
+#include <vector>
 
+#include "lib/api/connectors/rate_limiter.h"
 #include "lib/api/functions.h"
-#include "lib/common/time_util.h"
 
 namespace weir {
 
 class SequenceSource final : public Source<int64_t>, public CheckpointedFunction {
  public:
+  struct Split {
+    int64_t next = 0;  // the next number to emit
+    int64_t step = 1;
+    int64_t last = 0;  // the last number of the progression (may not be hit exactly)
+    WEIR_FIELDS(next, step, last)
+  };
+
   // `to` = INT64_MAX means unbounded. `rate` records/s over all subtasks; 0 = no limit.
   SequenceSource(int64_t from, int64_t to, double rate = 0) : from_(from), to_(to), rate_(rate) {}
 
   void InitializeState(RuntimeContext& ctx) override {
-    index_ = ctx.IndexOfThisSubtask();
-    stride_ = ctx.NumberOfParallelSubtasks();
-    position_state_ = &ctx.GetOperatorStateStore().GetUnionListState<std::pair<int64_t, int64_t>>(
-        "sequence-positions");
-    next_ = from_ + index_;
+    const int p = ctx.NumberOfParallelSubtasks();
+    limiter_ = RateLimiter(rate_ > 0 ? rate_ / p : 0);
+    auto& store = ctx.GetOperatorStateStore();
+    split_state_ = &store.GetListState<Split>("sequence-splits");
     if (ctx.IsRestored()) {
-      // Entries are (subtask index, next number) of the previous run. A restore at
-      // the same parallelism resumes each subtask where it was.
-      for (const auto& [idx, next] : position_state_->Get()) {
-        if (idx == index_) next_ = next;
+      // A restored split keeps its range, clipped to this job's end: a job restored
+      // with a smaller `to` stops there.
+      for (Split s : split_state_->Get()) {
+        s.last = std::min(s.last, to_);
+        if (s.next <= s.last) splits_.push_back(s);
       }
+      RestoreOldPositions(ctx);
+    } else {
+      int64_t first = from_ + ctx.IndexOfThisSubtask();
+      if (first <= to_) splits_.push_back({first, p, to_});
     }
   }
-  void SnapshotState(int64_t) override { position_state_->Update({{index_, next_}}); }
-
-  void Open(RuntimeContext& ctx) override {
-    start_nanos_ = MonotonicNanos();
-    first_ = next_;
-  }
+  void SnapshotState(int64_t) override { split_state_->Update(splits_); }
 
   SourceStatus EmitNext(Collector<int64_t>& out, int max_records, int64_t* wake_at_nanos) override {
-    int64_t budget = max_records;
-    if (rate_ > 0) {
-      double per_subtask = rate_ / stride_;
-      int64_t now = MonotonicNanos();
-      int64_t allowed = static_cast<int64_t>((now - start_nanos_) * 1e-9 * per_subtask) + 1;
-      int64_t emitted = (next_ - first_) / stride_;
-      if (emitted >= allowed) {
-        *wake_at_nanos = start_nanos_ + static_cast<int64_t>((emitted) / per_subtask * 1e9);
-        return SourceStatus::kNothingAvailable;
+    int64_t budget = limiter_.Allow(max_records, emitted_, wake_at_nanos);
+    if (budget == 0) return SourceStatus::kNothingAvailable;
+    for (int64_t i = 0; i < budget && !splits_.empty(); ++i) {
+      size_t k = 0;
+      for (size_t j = 1; j < splits_.size(); ++j) {
+        if (splits_[j].next < splits_[k].next) k = j;
       }
-      if (allowed - emitted < budget) budget = allowed - emitted;
-    }
-    for (int64_t i = 0; i < budget; ++i) {
-      if (next_ > to_) return SourceStatus::kEndOfInput;
-      out.Collect(next_);
-      if (to_ - next_ < stride_) {
-        next_ = to_ + 1;
+      Split& s = splits_[k];
+      out.Collect(s.next);
+      ++emitted_;
+      if (s.last - s.next < s.step) {
+        splits_.erase(splits_.begin() + static_cast<long>(k));
       } else {
-        next_ += stride_;
+        s.next += s.step;
       }
     }
-    return next_ > to_ ? SourceStatus::kEndOfInput : SourceStatus::kMoreAvailable;
+    return splits_.empty() ? SourceStatus::kEndOfInput : SourceStatus::kMoreAvailable;
+  }
+
+ private:
+  // Snapshots of weir before split-based sources kept union list state
+  // "sequence-positions": (old subtask, next number), the old parallelism being the
+  // step. Union state gives every subtask all entries; each takes a share, as split
+  // state would, and the old list is emptied.
+  void RestoreOldPositions(RuntimeContext& ctx) {
+    auto& old = ctx.GetOperatorStateStore().GetUnionListState<std::pair<int64_t, int64_t>>("sequence-positions");
+    auto positions = old.Get();
+    const auto old_parallelism = static_cast<int64_t>(positions.size());
+    for (size_t i = 0; i < positions.size(); ++i) {
+      if (static_cast<int>(i) % ctx.NumberOfParallelSubtasks() != ctx.IndexOfThisSubtask()) continue;
+      if (positions[i].second <= to_) splits_.push_back({positions[i].second, old_parallelism, to_});
+    }
+    old.Clear();
   }
 
  private:
   int64_t from_, to_;
   double rate_;
-  int index_ = 0, stride_ = 1;
-  int64_t next_ = 0, first_ = 0;
-  int64_t start_nanos_ = 0;
-  ListState<std::pair<int64_t, int64_t>>* position_state_ = nullptr;
+  RateLimiter limiter_;
+  int64_t emitted_ = 0;
+  std::vector<Split> splits_;
+  ListState<Split>* split_state_ = nullptr;
 };
 
 }  // namespace weir

@@ -110,7 +110,8 @@ Result<CheckpointMetadata> ReadMetadata(const std::string& dir) {
     return Status::NotFound("cannot read '" + meta_path + "'")
         .WithHint("check that the snapshot directory is complete and readable");
   }
-  auto payload = UnframeFile(*file, kMetaMagic, kMetadataVersion, meta_path);
+  uint32_t version = 0;
+  auto payload = UnframeFile(*file, kMetaMagic, kMetadataVersion, meta_path, &version);
   if (!payload.ok()) {
     Status st = Status::Corruption("'" + dir + "' is not a readable weir snapshot: " +
                                    payload.status().message());
@@ -121,7 +122,7 @@ Result<CheckpointMetadata> ReadMetadata(const std::string& dir) {
     return st.WithHint("a snapshot whose _metadata is damaged cannot be restored; use an older "
                        "checkpoint or savepoint");
   }
-  auto metadata = DecodeMetadata(*payload, meta_path);
+  auto metadata = DecodeMetadata(*payload, meta_path, version);
   if (!metadata.ok()) {
     return metadata.status().WithHint(
         "a snapshot whose _metadata is damaged cannot be restored; use an older checkpoint or "
@@ -232,7 +233,7 @@ Status RunInspect(const InspectArgs& args, Printer& printer) {
     json subtasks = json::array();
     for (const auto& h : op.subtasks) {
       op_total += h.size;
-      subtasks.push_back({{"subtask", h.subtask}, {"file", h.file}, {"size", h.size}});
+      subtasks.push_back({{"subtask", h.subtask}, {"file", h.file}, {"size", h.size}, {"finished", h.finished}});
     }
     json op_doc = {{"uid", op.uid},
                    {"name", op.name},
@@ -246,8 +247,9 @@ Status RunInspect(const InspectArgs& args, Printer& printer) {
                  ", maxParallelism: " + std::to_string(op.max_parallelism));
     for (const auto& h : op.subtasks) {
       printer.Line("  subtask " + std::to_string(h.subtask) + ": " +
-                   (h.file.empty() ? std::string("no state")
-                                   : Plural(h.size, "byte", "bytes") + " in " + h.file));
+                   (h.finished       ? std::string("finished (no state)")
+                    : h.file.empty() ? std::string("no state")
+                                     : Plural(h.size, "byte", "bytes") + " in " + h.file));
     }
     if (loaded) {
       auto it = loaded->operators.find(op.uid);

@@ -60,8 +60,9 @@ TEST_CASE("heap state: snapshot by key group and restore into a rescaled range",
   int restored_keys = 0;
   for (int i = 0; i < 3; ++i) {
     KeyGroupRange range = weir::KeyGroupRangeForOperator(128, 3, i);
-    std::map<std::string, std::map<int, weir::Bytes>> blobs;
-    for (int kg = range.start; kg <= range.end; ++kg) blobs["sum"][kg] = snap.tables[0].key_groups[kg];
+    std::map<std::string, weir::RestoredKeyedState> blobs;
+    blobs["sum"].kind = "value";
+    for (int kg = range.start; kg <= range.end; ++kg) blobs["sum"].key_groups[kg] = snap.tables[0].key_groups[kg];
     HeapKeyedStateBackend<int64_t> part(128, range);
     part.SetRestored(blobs);
     auto& pv = part.GetValueState<int64_t>("sum");
@@ -88,9 +89,92 @@ TEST_CASE("operator state: split and union lists snapshot and restore", "[api][s
   store.GetUnionListState<std::string>("names").Add("a");
   auto snap = store.Snapshot();
   REQUIRE(snap.lists.size() == 2);
-  std::map<std::string, std::vector<weir::Bytes>> restored;
-  for (const auto& l : snap.lists) restored[l.name] = l.elements;
-  weir::OperatorStateStore again(&restored);
+  std::map<std::string, weir::RestoredOperatorList> restored;
+  for (const auto& l : snap.lists) restored[l.name] = {l.mode, l.elements};
+  weir::OperatorStateStore again(&restored, 0);
   CHECK(again.GetListState<int64_t>("offsets").Get() == std::vector<int64_t>{1, 2, 3});
   CHECK(again.GetUnionListState<std::string>("names").Get() == std::vector<std::string>{"a"});
+}
+
+TEST_CASE("heap state: a restored state the job does not ask for is carried into every later snapshot",
+          "[api][state]") {
+  HeapKeyedStateBackend<int64_t> first(128, {0, 127});
+  auto& sums = first.GetValueState<int64_t>("sum");
+  auto& seen = first.GetListState<std::string>("seen");
+  for (int64_t k = 0; k < 100; ++k) {
+    first.SetCurrentKey(k);
+    sums.Update(k);
+    seen.Add("x" + std::to_string(k));
+  }
+  weir::KeyedStateSnapshot snap = first.Snapshot();
+  std::map<std::string, weir::RestoredKeyedState> restored;
+  for (const auto& t : snap.tables) {
+    restored[t.name].kind = t.kind;
+    for (int kg = 0; kg < 128; ++kg) restored[t.name].key_groups[kg] = t.key_groups[kg];
+  }
+
+  // Restored, only "sum" is used; two checkpoints later "seen" is asked for.
+  HeapKeyedStateBackend<int64_t> second(128, {0, 127});
+  second.SetRestored(restored);
+  second.GetValueState<int64_t>("sum");
+  weir::KeyedStateSnapshot again = second.Snapshot();
+  REQUIRE(again.tables.size() == 2);
+  auto table = [](const weir::KeyedStateSnapshot& s, const std::string& name) {
+    for (const auto& t : s.tables) {
+      if (t.name == name) return t;
+    }
+    FAIL("no state '" << name << "' in the snapshot");
+    return weir::KeyedStateSnapshot::Table{};
+  };
+  CHECK(table(again, "seen").kind == "list");
+  CHECK(table(again, "seen").key_groups == table(snap, "seen").key_groups);
+  std::map<std::string, weir::RestoredKeyedState> restored_again;
+  for (const auto& t : again.tables) {
+    restored_again[t.name].kind = t.kind;
+    for (int kg = 0; kg < 128; ++kg) restored_again[t.name].key_groups[kg] = t.key_groups[kg];
+  }
+  HeapKeyedStateBackend<int64_t> third(128, {0, 127});
+  third.SetRestored(restored_again);
+  auto& seen3 = third.GetListState<std::string>("seen");
+  for (int64_t k = 0; k < 100; ++k) {
+    third.SetCurrentKey(k);
+    REQUIRE(seen3.Get() == std::vector<std::string>{"x" + std::to_string(k)});
+  }
+}
+
+TEST_CASE("operator state: restored lists the job does not ask for are carried over", "[api][state]") {
+  std::map<std::string, weir::RestoredOperatorList> restored;
+  restored["splits"] = {weir::OperatorStateMode::kSplit, {weir::SerializeToBytes<int64_t>(7)}};
+  restored["everyone"] = {weir::OperatorStateMode::kUnion, {weir::SerializeToBytes<int64_t>(1)}};
+  restored["copy"] = {weir::OperatorStateMode::kBroadcast, {weir::SerializeToBytes<int64_t>(2)}};
+  for (int subtask : {0, 1}) {
+    INFO("subtask " << subtask);
+    weir::OperatorStateStore store(&restored, subtask);
+    auto snap = store.Snapshot();
+    std::map<std::string, weir::OperatorStateSnapshot::List> by_name;
+    for (const auto& l : snap.lists) by_name[l.name] = l;
+    REQUIRE(by_name.size() == 3);
+    CHECK(by_name["splits"].elements.size() == 1);
+    CHECK(by_name["splits"].mode == weir::OperatorStateMode::kSplit);
+    CHECK(by_name["copy"].elements.size() == 1);
+    // Every subtask was given the whole union: only subtask 0 carries it on, so the
+    // next restore's union holds each element once.
+    CHECK(by_name["everyone"].elements.size() == (subtask == 0 ? 1u : 0u));
+    CHECK(by_name["everyone"].mode == weir::OperatorStateMode::kUnion);
+  }
+}
+
+TEST_CASE("heap state: a key outside the subtask's key groups is a clear error, not a write out of bounds",
+          "[api][state]") {
+  HeapKeyedStateBackend<int64_t> backend(128, weir::KeyGroupRangeForOperator(128, 2, 0));
+  int64_t foreign = 0;
+  while (backend.range().Contains(weir::KeyGroupOf(foreign, 128))) ++foreign;
+  try {
+    backend.SetCurrentKey(foreign);
+    FAIL("no error for a key of another subtask");
+  } catch (const std::logic_error& e) {
+    std::string what = e.what();
+    CHECK(what.find("key group " + std::to_string(weir::KeyGroupOf(foreign, 128))) != std::string::npos);
+    CHECK(what.find("not deterministic") != std::string::npos);
+  }
 }

@@ -79,7 +79,8 @@ class RecordingListener final : public TaskListener {
     for (auto& [uid, snap] : snaps) ack.snapshots[uid] = std::move(snap);
     Set([&] { acks_.push_back(std::move(ack)); });
   }
-  void OnCheckpointDeclined(Task&, int64_t id, const std::string& reason) override {
+  void OnCheckpointDeclined(Task&, int64_t id, weir::runtime::CheckpointFailureReason,
+                            const std::string& reason) override {
     Set([&] { declines_.emplace_back(id, reason); });
   }
 

@@ -1,0 +1,112 @@
+#include "runtime/checkpoint/checkpoint_settings.h"
+
+#include "lib/common/string_util.h"
+#include "lib/config/options.h"
+
+namespace weir::runtime {
+
+Result<CheckpointSettings> CheckpointSettings::FromConfig(const Configuration& config) {
+  CheckpointSettings s;
+  WEIR_ASSIGN_OR_RETURN(auto interval, config.GetDuration(options::kCheckpointingInterval));
+  if (interval && interval->count() > 0) {
+    s.enabled = true;
+    s.interval = *interval;
+    if (s.interval.count() < 10) {
+      return Status::InvalidArgument("invalid value for '" + options::kCheckpointingInterval.key +
+                                     "': the minimum checkpoint interval is 10 ms");
+    }
+  }
+  WEIR_ASSIGN_OR_RETURN(auto mode, config.GetEnum(options::kCheckpointingMode));
+  s.exactly_once = !mode || *mode == "EXACTLY_ONCE";
+  WEIR_ASSIGN_OR_RETURN(auto timeout, config.GetDuration(options::kCheckpointingTimeout));
+  if (timeout) s.timeout = *timeout;
+  if (s.timeout.count() < 1) {
+    return Status::InvalidArgument("invalid value for '" + options::kCheckpointingTimeout.key + "': must be positive");
+  }
+  WEIR_ASSIGN_OR_RETURN(auto min_pause, config.GetDuration(options::kCheckpointingMinPause));
+  if (min_pause) s.min_pause = *min_pause;
+  WEIR_ASSIGN_OR_RETURN(auto max_concurrent, config.GetInt(options::kCheckpointingMaxConcurrent));
+  if (max_concurrent) s.max_concurrent = static_cast<int>(*max_concurrent);
+  if (s.max_concurrent < 1) {
+    return Status::InvalidArgument("invalid value for '" + options::kCheckpointingMaxConcurrent.key +
+                                   "': must be at least 1");
+  }
+  WEIR_ASSIGN_OR_RETURN(auto tolerable, config.GetInt(options::kCheckpointingTolerableFailures));
+  if (tolerable) s.tolerable_failures = static_cast<int>(*tolerable);
+  WEIR_ASSIGN_OR_RETURN(auto retained, config.GetInt(options::kCheckpointingNumRetained));
+  if (retained) s.num_retained = static_cast<int>(*retained);
+  if (s.num_retained < 1) {
+    return Status::InvalidArgument("invalid value for '" + options::kCheckpointingNumRetained.key +
+                                   "': must be at least 1");
+  }
+  WEIR_ASSIGN_OR_RETURN(auto retention, config.GetEnum(options::kCheckpointingExternalizedRetention));
+  if (retention) s.retention = *retention;
+  WEIR_ASSIGN_OR_RETURN(auto dir, config.GetString(options::kCheckpointingDir));
+  if (dir) s.dir = StripFileScheme(*dir);
+  WEIR_ASSIGN_OR_RETURN(auto storage, config.GetEnum(options::kCheckpointingStorage));
+  if (storage && *storage == "jobmanager") s.dir.clear();
+  if (storage && *storage == "filesystem" && s.dir.empty()) {
+    return Status::InvalidArgument("'" + options::kCheckpointingStorage.key + "' is filesystem but '" +
+                                   options::kCheckpointingDir.key + "' is not set")
+        .WithHint("set -D execution.checkpointing.dir=/path/to/checkpoints");
+  }
+  if (!s.dir.empty() && s.dir.rfind("s3://", 0) == 0) {
+    return Status::InvalidArgument("checkpoint storage '" + s.dir + "' (s3://) is not supported by this weir yet")
+        .WithHint("use a local directory or file:// URI");
+  }
+  WEIR_ASSIGN_OR_RETURN(auto savepoint_dir, config.GetString(options::kCheckpointingSavepointDir));
+  if (savepoint_dir) s.savepoint_dir = StripFileScheme(*savepoint_dir);
+  WEIR_ASSIGN_OR_RETURN(auto unaligned, config.GetBool(options::kCheckpointingUnaligned));
+  s.unaligned = unaligned.value_or(false);
+  if (s.unaligned) {
+    return Status::InvalidArgument("unaligned checkpoints ('" + options::kCheckpointingUnaligned.key +
+                                   "') are not supported by this weir yet")
+        .WithHint("use aligned exactly-once checkpoints (the default)");
+  }
+  WEIR_ASSIGN_OR_RETURN(auto aligned_timeout, config.GetDuration(options::kCheckpointingAlignedTimeout));
+  if (aligned_timeout) s.aligned_timeout = *aligned_timeout;
+  WEIR_ASSIGN_OR_RETURN(auto after_finish, config.GetBool(options::kCheckpointingAfterTasksFinish));
+  if (after_finish && !*after_finish) {
+    return Status::InvalidArgument("'" + options::kCheckpointingAfterTasksFinish.key +
+                                   "' cannot be false in weir: without checkpoints after tasks finish, a "
+                                   "bounded job's two-phase-commit sinks would never commit their last output")
+        .WithHint("remove the key (true is the default)");
+  }
+  WEIR_ASSIGN_OR_RETURN(auto backend, config.GetEnum(options::kStateBackendType));
+  if (backend) s.state_backend = *backend;
+  // Flink's legacy backend names: state on the heap, with checkpoints in the
+  // JobManager's memory (jobmanager, memory) or in the checkpoint directory
+  // (filesystem, which needs one).
+  if (s.state_backend == "jobmanager" || s.state_backend == "memory") {
+    s.dir.clear();
+  } else if (s.state_backend == "filesystem" && s.dir.empty()) {
+    return Status::InvalidArgument("state backend 'filesystem' writes checkpoints to '" +
+                                   options::kCheckpointingDir.key + "', which is not set")
+        .WithHint("set -D execution.checkpointing.dir=/path/to/checkpoints, or use state.backend.type: hashmap");
+  }
+  if (s.state_backend == "rocksdb") {
+    return Status::InvalidArgument("state backend 'rocksdb' is not supported by this weir yet")
+        .WithHint("use state.backend.type: hashmap");
+  }
+  return s;
+}
+
+CheckpointConfigInfo CheckpointSettings::ToInfo() const {
+  CheckpointConfigInfo i;
+  i.mode = exactly_once ? "exactly_once" : "at_least_once";
+  i.interval_ms = enabled ? interval.count() : INT64_MAX;
+  i.timeout_ms = timeout.count();
+  i.min_pause_ms = min_pause.count();
+  i.max_concurrent = max_concurrent;
+  i.externalization_enabled = retention != "NO_EXTERNALIZED_CHECKPOINTS";
+  i.delete_on_cancellation = retention != "RETAIN_ON_CANCELLATION";
+  i.state_backend = "HashMapStateBackend";
+  i.checkpoint_storage = dir.empty() ? "JobManagerCheckpointStorage" : "FileSystemCheckpointStorage";
+  i.unaligned_checkpoints = unaligned;
+  i.tolerable_failed_checkpoints = tolerable_failures;
+  i.aligned_checkpoint_timeout_ms = aligned_timeout.count();
+  i.checkpoints_after_tasks_finish = true;
+  return i;
+}
+
+}  // namespace weir::runtime
