@@ -299,6 +299,9 @@ void JobMaster::Loop() {
     lock.unlock();
     coordinator_->Resume(attempt_number_);
     lock.lock();
+    // Tasks of the new attempt may have failed or finished while the lock was free:
+    // look at the counters before waiting, or their notifications are lost.
+    first = true;
   }
   JobStatus final_status = status_;
   lock.unlock();
