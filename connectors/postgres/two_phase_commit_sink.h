@@ -22,6 +22,11 @@
 // see a checkpoint's rows when it completes. Without checkpointing, every batch is
 // committed at once (no guarantee). A savepoint pre-commits but does not commit: its
 // transaction is committed with the next checkpoint.
+//
+// Prepared transactions never time out in PostgreSQL: those of a job that is cancelled
+// or crashes stay (holding their locks) until the job is restored from its checkpoint,
+// which commits or rolls back each of them, or until someone rolls them back by hand:
+//   SELECT gid FROM pg_prepared_xacts WHERE gid LIKE '<prefix>-%';  ROLLBACK PREPARED '<gid>';
 
 #include <memory>
 #include <optional>

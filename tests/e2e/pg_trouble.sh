@@ -17,22 +17,25 @@ source "$(dirname "${BASH_SOURCE[0]}")/pg_lib.sh"
 conf=(-D execution.checkpointing.interval=100ms -D restart-strategy.type=fixed-delay
   -D restart-strategy.fixed-delay.attempts=100 -D restart-strategy.fixed-delay.delay=200ms)
 rest() { echo "rest.port=$(free_port)"; }
+# has_rows TABLE: succeeds once TABLE exists and holds a row.
+has_rows() { [[ "$(pg_sql "SELECT count(*) > 0 FROM $1" 2>/dev/null)" == t ]]; }
 
 check "the PostgreSQL peer starts"
 pg_start pg
 pass
 
-count=30000
+count=50000
 for mode in upsert two-phase wal; do
   table="restart_${mode//-/_}"
   check "$mode sink: the server is down for 1 s mid-run; the job restarts and the table is right"
-  LAST_CMD="weir run -v -p 2 ... pg_number_sum.so --mode $mode --count $count --rate 10000 (the server restarted after 1 s)"
+  LAST_CMD="weir run -v -p 2 ... pg_number_sum.so --mode $mode --count $count --rate 10000 (the server down for 1 s mid-run)"
   timeout -k 5 120 "$WEIR" run -v -p 2 -D "$(rest)" "${conf[@]}" "$PG_NUMBER_SUM" --conninfo "$CONNINFO" \
     --table "$table" --mode "$mode" --count "$count" --rate 10000 --batch-size 100 \
     >"$OUT_FILE" 2>"$ERR_FILE" </dev/null &
   job_pid=$!
   track_pid "$job_pid"
-  sleep 1
+  # Mid-run: once rows have arrived (the first checkpoint's, in two-phase mode).
+  wait_until 60 has_rows "$table" || fail "no row in table $table within 60 s"
   PG_DOWN_SECONDS=1 pg_restart
   set +e
   wait "$job_pid"
