@@ -2,7 +2,8 @@
 # End-to-end proof of the PostgreSQL sinks against a real server (scripts/peers/postgres.sh):
 # pg_number_sum with each sink (upsert, two-phase, wal) at p=1 and p=3, checkpoints every
 # 100 ms,
-#   1. through injected task failures (--fail-at), in one embedded run;
+#   1. through injected task failures (--fail-at), in one embedded run (and the upsert
+#      sink with AT_LEAST_ONCE checkpoints too);
 #   2. through kill -9 of weir-runtime (twice), each time resubmitting with -s <the job's
 #      checkpoint directory> to a fresh runtime, then a last run to the end.
 # Then the upsert and two-phase tables hold every n exactly once with its running sum,
@@ -48,6 +49,15 @@ for mode in upsert two-phase wal; do
     pass
   done
 done
+
+check "upsert sink, p=3, AT_LEAST_ONCE checkpoints (replays may repeat rows), failures: the table is exact"
+run "$WEIR" run -v -p 3 -D "rest.port=$(free_port)" "${conf[@]}" -D execution.checkpointing.mode=AT_LEAST_ONCE \
+  "$PG_NUMBER_SUM" --conninfo "$CONNINFO" --table fail_upsert_alo --mode upsert --count "$count" --rate 25000 \
+  --batch-size 100 --fail-at "$failures"
+expect_rc 0
+expect_out_has "has finished."
+expect_table_exact fail_upsert_alo "$count"
+pass
 
 count=30000
 rate=10000
