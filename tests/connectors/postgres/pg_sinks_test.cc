@@ -178,39 +178,55 @@ TEST_CASE("two-phase commit sink: transaction ids carry prefix, job, subtask and
 
 TEST_CASE("write-ahead-log sink: rows are written when their checkpoint completes, once per restore",
           "[postgres][peers]") {
-  auto options = Options("wal_rows");
-  std::vector<OperatorSubtaskSnapshot> checkpoint2;
-  {
-    SubtaskContext ctx(kJobA, 0, 1);
-    PgWriteAheadWriter sink(options, "", "weir_sink_commits");
-    sink.InitializeState(ctx.runtime());
-    sink.Open(ctx.runtime());
-    for (int n = 1; n <= 4; ++n) sink.Add(Row(n));
-    sink.PrepareCommit(1);
-    sink.SnapshotState(1);
-    CHECK(Scalar("SELECT count(*) FROM wal_rows") == "0");
-    sink.NotifyCheckpointComplete(1);
-    CHECK(Scalar("SELECT count(*) FROM wal_rows") == "4");
-    for (int n = 5; n <= 7; ++n) sink.Add(Row(n));
-    sink.PrepareCommit(2);
-    sink.SnapshotState(2);
-    checkpoint2.push_back(ctx.Snapshot());
-    // Checkpoint 2 completes, its notification is lost, and the process dies.
+  for (int restored_parallelism : {2, 1, 3}) {
+    INFO("2 subtasks restored as " << restored_parallelism);
+    const std::string table = "wal_rows_" + std::to_string(restored_parallelism);
+    auto options = Options(table);
+    const std::string job = kJobA.substr(0, 31) + std::to_string(restored_parallelism);
+    std::vector<OperatorSubtaskSnapshot> checkpoint2;
+    {
+      std::vector<std::unique_ptr<SubtaskContext>> ctx;
+      std::vector<std::unique_ptr<PgWriteAheadWriter>> sinks;
+      for (int i = 0; i < 2; ++i) {
+        ctx.push_back(std::make_unique<SubtaskContext>(job, i, 2));
+        sinks.push_back(std::make_unique<PgWriteAheadWriter>(options, "", "weir_sink_commits"));
+        auto& sink = *sinks[i];
+        sink.InitializeState(ctx[i]->runtime());
+        sink.Open(ctx[i]->runtime());
+        for (int n = 1; n <= 4; ++n) sink.Add(Row(i * 100 + n));
+        sink.PrepareCommit(1);
+        sink.SnapshotState(1);
+        CHECK(Scalar("SELECT count(*) FROM " + table) == std::to_string(i * 4));
+        sink.NotifyCheckpointComplete(1);
+        CHECK(Scalar("SELECT count(*) FROM " + table) == std::to_string(i * 4 + 4));
+        for (int n = 5; n <= 7; ++n) sink.Add(Row(i * 100 + n));
+        sink.PrepareCommit(2);
+        sink.SnapshotState(2);
+        checkpoint2.push_back(ctx[i]->Snapshot());
+      }
+      // Checkpoint 2 completes; subtask 0 writes it, subtask 1's notification is lost,
+      // and the process dies.
+      sinks[0]->NotifyCheckpointComplete(2);
+    }
+    CHECK(Scalar("SELECT count(*) FROM " + table) == "11");
+    for (int restore = 1; restore <= 2; ++restore) {
+      INFO("restore " << restore << " from checkpoint 2");
+      auto restored = Restore(checkpoint2, restored_parallelism);
+      std::vector<std::unique_ptr<SubtaskContext>> ctx;
+      std::vector<std::unique_ptr<PgWriteAheadWriter>> sinks;
+      for (int i = 0; i < restored_parallelism; ++i) {
+        ctx.push_back(std::make_unique<SubtaskContext>(kJobB, i, restored_parallelism, &restored[i]));
+        sinks.push_back(std::make_unique<PgWriteAheadWriter>(options, "", "weir_sink_commits"));
+        sinks[i]->InitializeState(ctx[i]->runtime());
+      }
+      // Subtask 1's logged rows are written by the first restore; nothing is written twice.
+      CHECK(Scalar("SELECT count(*) FROM " + table) == "14");
+      CHECK(Scalar("SELECT count(DISTINCT n) FROM " + table) == "14");
+      for (auto& sink : sinks) sink->Close();
+    }
+    CHECK(Scalar("SELECT string_agg(subtask || ':' || checkpoint_id, ',' ORDER BY subtask) FROM weir_sink_commits "
+                 "WHERE sink = 'pg-sink' AND job_id = '" + job + "'") == "0:2,1:2");
   }
-  CHECK(Scalar("SELECT count(*) FROM wal_rows") == "4");
-  for (int restore = 1; restore <= 2; ++restore) {
-    INFO("restore " << restore << " from checkpoint 2");
-    auto restored = Restore(checkpoint2, 1);
-    SubtaskContext ctx(kJobB, 0, 1, &restored[0]);
-    PgWriteAheadWriter sink(options, "", "weir_sink_commits");
-    sink.InitializeState(ctx.runtime());
-    // The first restore writes checkpoint 2's logged rows; the second finds them recorded.
-    CHECK(Scalar("SELECT count(*) FROM wal_rows") == "7");
-    CHECK(Scalar("SELECT count(DISTINCT n) FROM wal_rows") == "7");
-    sink.Close();
-  }
-  CHECK(Scalar("SELECT checkpoint_id FROM weir_sink_commits WHERE sink = 'pg-sink' AND job_id = '" + kJobA + "'") ==
-        "2");
 }
 
 }  // namespace
