@@ -59,7 +59,7 @@ expect_out_has "has finished."
 expect_table_exact fail_upsert_alo "$count"
 pass
 
-count=30000
+count=40000
 rate=10000
 kills=2
 for mode in upsert two-phase wal; do
@@ -67,7 +67,8 @@ for mode in upsert two-phase wal; do
     table="kill_${mode//-/_}_p$p"
     cpdir="$tmp/checkpoints-$table"
     restore_from=""
-    for ((k = 1; k <= kills; k++)); do
+    ended=""  # set when a round's job reached the end before its kill
+    for ((k = 1; k <= kills && !ended; k++)); do
       check "$mode sink, p=$p, round $k: submit to a fresh runtime${restore_from:+ (restoring)}, kill -9 it"
       port="$(free_port)"
       start_runtime "$port" -D "execution.checkpointing.dir=$cpdir" "${conf[@]}"
@@ -84,15 +85,24 @@ for mode in upsert two-phase wal; do
       sleep "$(python3 -c "import random; print(round(random.uniform(0, 0.6), 2))")"
       kill -9 "$RUNTIME_PID"
       wait "$RUNTIME_PID" 2>/dev/null || true
-      restore_from="$cpdir/$job"
+      # A job that finished (a very slow machine) has discarded its checkpoints: the
+      # table is then complete, and there is nothing left to restore.
+      if compgen -G "$cpdir/$job/chk-*/_metadata" >/dev/null; then
+        restore_from="$cpdir/$job"
+      else
+        ended="$job"
+        echo "  note: job $job reached the end before the kill; no further rounds"
+      fi
       pass
     done
     check "$mode sink, p=$p: the last run restores from the newest checkpoint and the table is right"
-    run "$WEIR" run -p "$p" -D "rest.port=$(free_port)" -D "execution.checkpointing.dir=$cpdir" "${conf[@]}" \
-      -s "$restore_from" "$PG_NUMBER_SUM" --conninfo "$CONNINFO" --table "$table" --mode "$mode" --count "$count"
-    expect_rc 0
-    expect_out_has "has finished."
-    expect_err_has "restoring from the newest complete checkpoint"
+    if [[ -z "$ended" ]]; then
+      run "$WEIR" run -p "$p" -D "rest.port=$(free_port)" -D "execution.checkpointing.dir=$cpdir" "${conf[@]}" \
+        -s "$restore_from" "$PG_NUMBER_SUM" --conninfo "$CONNINFO" --table "$table" --mode "$mode" --count "$count"
+      expect_rc 0
+      expect_out_has "has finished."
+      expect_err_has "restoring from the newest complete checkpoint"
+    fi
     expect_result "$mode" "$table" "$count"
     pass
   done
