@@ -101,8 +101,8 @@ void PgTwoPhaseCommitWriter::RecoverAndRollBackOrphans(const std::vector<PgPrepa
     if (t.subtask % parallelism_ == subtask_) CommitPrepared(t.gid);
   }
   auto rows = control_->Query(
-      "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND left(gid, $1::int) = $2",
-      {std::to_string(prefix_.size() + 1), prefix_ + "-"});
+      "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND starts_with(gid, $1)",
+      {prefix_ + "-"});
   for (const auto& row : rows) {
     if (!row[0]) continue;
     auto t = ParseTransactionId(*row[0], prefix_);

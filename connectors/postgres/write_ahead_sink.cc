@@ -17,8 +17,9 @@ void PgCheckpointCommitter::CreateTableIfMissing(PgConnection& conn) { weir::Cre
 
 bool PgCheckpointCommitter::IsCommitted(PgConnection& conn, const std::string& job_id, int subtask,
                                         int64_t checkpoint_id) {
-  auto rows = conn.Query("SELECT checkpoint_id FROM " + table_.name + " WHERE sink = $1 AND job_id = $2 AND subtask = $3",
-                         {sink_id_, job_id, std::to_string(subtask)});
+  auto rows = conn.Query(
+      "SELECT checkpoint_id FROM " + table_.name + " WHERE sink = $1 AND job_id = $2 AND subtask = $3",
+      {sink_id_, job_id, std::to_string(subtask)});
   return !rows.empty() && rows[0][0] && std::stoll(*rows[0][0]) >= checkpoint_id;
 }
 
