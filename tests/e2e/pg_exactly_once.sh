@@ -85,6 +85,9 @@ for mode in upsert two-phase wal; do
       sleep "$(python3 -c "import random; print(round(random.uniform(0, 0.6), 2))")"
       kill -9 "$RUNTIME_PID"
       wait "$RUNTIME_PID" 2>/dev/null || true
+      if [[ "$mode" == two-phase ]]; then
+        echo "  left prepared by the kill: $(pg_sql "SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE 'weir-$table-%'")"
+      fi
       # A job that finished (a very slow machine) has discarded its checkpoints: the
       # table is then complete, and there is nothing left to restore.
       if compgen -G "$cpdir/$job/chk-*/_metadata" >/dev/null; then
