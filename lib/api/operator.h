@@ -54,6 +54,10 @@ class RuntimeContext {
   // See TaskInfo::attempt_id.
   const std::string& AttemptId() const { return ctx_.task.attempt_id; }
   const std::string& TaskName() const { return ctx_.task.task_name; }
+  // The job's id (32 hex digits) and this operator's uid: names for what a sink
+  // leaves in an external system (transaction ids, commit records).
+  const std::string& JobId() const { return ctx_.task.job_id; }
+  const std::string& OperatorUid() const { return ctx_.operator_uid; }
   bool CheckpointingEnabled() const { return ctx_.task.checkpointing_enabled; }
   bool IsRestored() const { return ctx_.restored != nullptr && ctx_.restored->restored; }
   OperatorStateStore& GetOperatorStateStore() { return *store_; }
