@@ -186,6 +186,23 @@ void CheckpointCoordinator::TriggerSavepoint(CheckpointKind kind, const std::str
   done(Status::FailedPrecondition("the job has ended; no savepoint can be taken"));
 }
 
+Status CheckpointCoordinator::TriggerCheckpoint(CheckpointTriggerType type, CheckpointCallback done) {
+  if (type == CheckpointTriggerType::kIncremental) {
+    return Status::InvalidArgument("cannot take an INCREMENTAL checkpoint of job '" + job_id_.ToHex() +
+                                   "': the '" + settings_.state_backend +
+                                   "' state backend takes full checkpoints only")
+        .WithHint("trigger a FULL or CONFIGURED checkpoint");
+  }
+  std::lock_guard lock(mu_);
+  if (stopped_) {
+    return Status::FailedPrecondition("the job '" + job_id_.ToHex() + "' has ended; no checkpoint can be taken");
+  }
+  checkpoint_requests_.push_back(std::move(done));
+  if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+  cv_.notify_all();
+  return Status::OK();
+}
+
 void CheckpointCoordinator::StopPeriodic() {
   std::lock_guard lock(mu_);
   periodic_ = false;
@@ -230,8 +247,13 @@ void CheckpointCoordinator::Loop() {
       TriggerLocked(lock, std::move(request));
       continue;
     }
-    bool may_trigger = running_ && static_cast<int>(pending_.size()) < settings_.max_concurrent &&
-                       now - last_end_nanos_ >= settings_.min_pause.count() * 1'000'000;
+    bool slot_free = running_ && static_cast<int>(pending_.size()) < settings_.max_concurrent;
+    if (slot_free && !checkpoint_requests_.empty()) {
+      // Manually triggered checkpoints skip min-pause, as Flink's non-periodic requests do.
+      TriggerLocked(lock, std::nullopt);
+      continue;
+    }
+    bool may_trigger = slot_free && now - last_end_nanos_ >= settings_.min_pause.count() * 1'000'000;
     bool due = requested_ || (periodic_ && settings_.enabled && now >= next_trigger_nanos_);
     if (may_trigger && due) {
       TriggerLocked(lock, std::nullopt);
@@ -258,6 +280,10 @@ void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock,
                           .string();
   } else {
     requested_ = false;
+    if (!checkpoint_requests_.empty()) {
+      p.checkpoint_done = std::move(checkpoint_requests_.front());
+      checkpoint_requests_.pop_front();
+    }
   }
   p.id = next_id_++;
   p.trigger_ms = NowMillis();
@@ -388,6 +414,9 @@ void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason, b
     after->push_back([dir] { (void)DiscardSnapshotDirectory(dir); });
   }
   after->push_back([this, id] { hooks_.notify_aborted(id); });
+  if (p.checkpoint_done) {
+    after->push_back([done = std::move(p.checkpoint_done), reason] { done(Status::Aborted(reason)); });
+  }
   if (counts_as_failure && running_) {
     ++consecutive_failures_;
     if (consecutive_failures_ > settings_.tolerable_failures) {
@@ -415,6 +444,10 @@ void CheckpointCoordinator::AbortEverythingLocked(const std::string& reason,
     after->push_back([done, reason] { done(Status::Aborted(reason)); });
   }
   savepoint_requests_.clear();
+  for (auto& done : checkpoint_requests_) {
+    after->push_back([done = std::move(done), reason] { done(Status::Aborted(reason)); });
+  }
+  checkpoint_requests_.clear();
 }
 
 // Off the task threads: writes the checkpoint, then makes it the latest completed
@@ -443,7 +476,8 @@ void CheckpointCoordinator::Finalize(Pending pending) {
       Pending p;
       p.id = snapshot->id;
       p.trigger_ms = trigger_ms;
-      pending_[snapshot->id] = p;
+      p.checkpoint_done = std::move(pending.checkpoint_done);
+      pending_[snapshot->id] = std::move(p);
       AbortLocked(snapshot->id, written.message(), true, &after);
     } else {
       consecutive_failures_ = 0;
@@ -490,6 +524,9 @@ void CheckpointCoordinator::Finalize(Pending pending) {
               e.state_size);
       int64_t id = snapshot->id;
       after.push_back([this, id] { hooks_.notify_complete(id); });
+      if (pending.checkpoint_done) {
+        after.push_back([done = std::move(pending.checkpoint_done), id] { done(id); });
+      }
     }
   }
   for (const auto& d : discard) (void)DiscardSnapshotDirectory(d);

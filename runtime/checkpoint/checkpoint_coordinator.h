@@ -94,6 +94,18 @@ class CheckpointCoordinator {
   // commit and the job can end. `done` runs on the coordinator's thread.
   void TriggerSavepoint(CheckpointKind kind, const std::string& dir, SnapshotFormat format, SavepointCallback done);
 
+  // Called with the id of the completed checkpoint, or why it did not complete.
+  using CheckpointCallback = std::function<void(Result<int64_t>)>;
+  // Triggers one checkpoint now (Flink's manually triggered checkpoint): it waits for a
+  // free max-concurrent slot but not for min-pause, then runs like a periodic one (counts
+  // for recovery and retention, notifies the tasks). `done` runs once, on the
+  // coordinator's thread: with the id when the checkpoint completed, else with the reason
+  // (expired, declined, subsumed, the job failed over or ended). CONFIGURED and FULL both
+  // take a full checkpoint, the only kind the hashmap state backend writes.
+  // InvalidArgument (done is not called) for INCREMENTAL, FailedPrecondition once the
+  // coordinator is shut down.
+  Status TriggerCheckpoint(CheckpointTriggerType type, CheckpointCallback done);
+
   // From task threads.
   // Subtask `subtask` acknowledged checkpoint `id` with the snapshots of its chain's
   // operators (by uid). Acknowledgements of another attempt are ignored.
@@ -123,6 +135,7 @@ class CheckpointCoordinator {
     std::string savepoint_dir;  // savepoints: the savepoint-<..> directory to write
     SnapshotFormat format = SnapshotFormat::kCanonical;
     SavepointCallback done;     // savepoints
+    CheckpointCallback checkpoint_done;  // a manually triggered checkpoint
     int64_t trigger_ms = 0;
     int64_t trigger_nanos = 0;
     int attempt = 0;
@@ -166,6 +179,7 @@ class CheckpointCoordinator {
   std::map<int64_t, Pending> pending_;
   std::deque<Pending> to_finalize_;
   std::deque<SavepointRequest> savepoint_requests_;
+  std::deque<CheckpointCallback> checkpoint_requests_;  // manually triggered, not yet started
   std::deque<std::shared_ptr<const CompletedSnapshot>> completed_;  // oldest first
   std::shared_ptr<const CompletedSnapshot> restored_;
   bool restored_claimed_ = false;
