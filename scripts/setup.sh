@@ -15,6 +15,8 @@ PACKAGES=(
   openjdk-17-jre-headless maven python3-venv
   # The PostgreSQL connector (connectors/postgres) links libpq.
   libpq-dev
+  # tests/e2e/java_client.sh compiles a Java program against Flink's client (javac).
+  openjdk-17-jdk-headless
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

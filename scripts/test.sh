@@ -14,5 +14,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/peers/flink.sh" install
 # The PostgreSQL server of the PostgreSQL sink tests (idempotent; once per machine).
 "$ROOT/scripts/peers/postgres.sh" install
+# Flink's Java REST client that tests/e2e/java_client.sh builds with Maven (idempotent).
+"$ROOT/scripts/peers/flink-client.sh" install
 "$ROOT/scripts/build.sh" "$ROOT/build"
 exec ctest --test-dir "$ROOT/build" --output-on-failure -j "${WEIR_JOBS:-2}" "$@"

@@ -4,10 +4,10 @@
 #
 # Completes the actions after `weir`, each tool's options and their values (--type, --output,
 # -t, -cm, directories and files where a path is expected), and job ids for cancel,
-# savepoint and stop from `weir list --output json` when the endpoint answers (with the -m of
+# savepoint, stop and checkpoint from `weir list --output json` when the endpoint answers (with the -m of
 # the command line, within about two seconds; nothing is offered when it does not answer).
 
-_weir_actions="run list cancel savepoint stop inspect runtime help"
+_weir_actions="run list cancel savepoint stop checkpoint inspect runtime help"
 
 _weir_config_keys="execution.target execution.attached parallelism.default pipeline.max-parallelism
 rest.address rest.port rest.bind-address rest.bind-port rest.server.max-content-length
@@ -44,6 +44,7 @@ _weir_options_of() {
     cancel) echo "-s --withSavepoint -type --type $_weir_common_opts" ;;
     savepoint) echo "-d --dispose -type --type -detached --detached $_weir_common_opts" ;;
     stop) echo "-p --savepointPath -d --drain -type --type -detached --detached $_weir_common_opts" ;;
+    checkpoint) echo "-full --full $_weir_common_opts" ;;
     inspect) echo "--verify --output -v --verbose -h --help" ;;
     runtime) echo "-D --rest-port -v --verbose -h --help" ;;
   esac
@@ -118,7 +119,7 @@ _weir_complete_action() {
     esac
   done
   case "$action" in
-    cancel | stop | savepoint)
+    cancel | stop | savepoint | checkpoint)
       if [[ $npos -eq 0 ]]; then
         COMPREPLY=($(compgen -W "$(_weir_job_ids $lister_cmd $(_weir_endpoint_args))" -- "$cur"))
       elif [[ "$action" == savepoint && $npos -eq 1 ]]; then
@@ -163,4 +164,5 @@ _weir_tool() {
 }
 
 complete -F _weir weir
-complete -F _weir_tool weir-run weir-list weir-cancel weir-savepoint weir-stop weir-inspect weir-runtime
+complete -F _weir_tool weir-run weir-list weir-cancel weir-savepoint weir-stop weir-checkpoint weir-inspect \
+  weir-runtime

@@ -37,6 +37,7 @@ constexpr KnownAction kKnownActions[] = {
     {"cancel", "Cancels a running program."},
     {"savepoint", "Triggers savepoints for a running job or disposes existing ones."},
     {"stop", "Stops a running program with a savepoint (streaming jobs only)."},
+    {"checkpoint", "Triggers checkpoints for a running job."},
     {"runtime", "Runs the local weir runtime in the foreground."},
     {"inspect", "Prints the metadata of a savepoint or checkpoint."},
 };

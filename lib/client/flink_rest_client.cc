@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <thread>
 
@@ -51,10 +52,18 @@ Result<TriggerId> ParseTriggerResponse(const RestResponse& response, const std::
   return trigger.value();
 }
 
-// {"status":{"id":"IN_PROGRESS"|"COMPLETED"},"operation":{...}|null}. `needs_location`: a
-// completed operation without a failure must carry "location" (savepoints).
+// What a completed operation carries besides a failure cause.
+enum class OperationKind {
+  kSavepoint,   // "location"; the failure in "failure-cause"
+  kDisposal,    // nothing; the failure in "failure-cause"
+  kCheckpoint,  // "checkpointId"; the failure in "failureCause" (Flink's CheckpointInfo)
+};
+
+// {"status":{"id":"IN_PROGRESS"|"COMPLETED"},"operation":{...}|null}.
 Result<AsyncOperationResult> ParseAsyncOperation(const RestResponse& response,
-                                                 const std::string& what, bool needs_location) {
+                                                 const std::string& what, OperationKind kind) {
+  const bool needs_location = kind == OperationKind::kSavepoint;
+  const bool needs_id = kind == OperationKind::kCheckpoint;
   WEIR_ASSIGN_OR_RETURN(json doc, ParseBody(response, what));
   if (!doc.is_object() || !doc.contains("status") || !doc["status"].is_object()) {
     return Unexpected(what, "no 'status' object");
@@ -66,11 +75,12 @@ Result<AsyncOperationResult> ParseAsyncOperation(const RestResponse& response,
   result.completed = true;
   auto op = doc.find("operation");
   if (op == doc.end() || op->is_null()) {
-    if (needs_location) return Unexpected(what, "a completed operation without 'operation'");
+    if (needs_location || needs_id) return Unexpected(what, "a completed operation without 'operation'");
     return result;
   }
   if (!op->is_object()) return Unexpected(what, "'operation' is not an object");
-  if (auto cause = op->find("failure-cause"); cause != op->end() && !cause->is_null()) {
+  const char* failure_field = kind == OperationKind::kCheckpoint ? "failureCause" : "failure-cause";
+  if (auto cause = op->find(failure_field); cause != op->end() && !cause->is_null()) {
     result.failure_cause = ParseFailureCause(*cause);
     if (!result.failure_cause) return Unexpected(what, "'failure-cause' is not an object");
     return result;
@@ -78,6 +88,13 @@ Result<AsyncOperationResult> ParseAsyncOperation(const RestResponse& response,
   result.location = StringField(*op, "location");
   if (needs_location && result.location.empty()) {
     return Unexpected(what, "a completed savepoint has neither 'location' nor 'failure-cause'");
+  }
+  if (needs_id) {
+    auto id = op->find("checkpointId");
+    if (id == op->end() || !id->is_number_integer()) {
+      return Unexpected(what, "a completed checkpoint has neither 'checkpointId' nor 'failureCause'");
+    }
+    result.checkpoint_id = id->get<int64_t>();
   }
   return result;
 }
@@ -116,7 +133,34 @@ const char* SavepointFormatTypeName(SavepointFormatType type) {
   return type == SavepointFormatType::kNative ? "NATIVE" : "CANONICAL";
 }
 
+const char* CheckpointTypeName(CheckpointType type) {
+  return type == CheckpointType::kFull ? "FULL" : "CONFIGURED";
+}
+
+Result<ClaimModeField> ClaimModeFieldFor(std::string_view flink_version) {
+  // "1.19.1", "1.20-SNAPSHOT", "2.3.0": the major and minor numbers.
+  int major = -1, minor = -1;
+  std::string text(flink_version);
+  if (std::sscanf(text.c_str(), "%d.%d", &major, &minor) != 2 || major != 1) {
+    return ClaimModeField::kClaimMode;
+  }
+  if (minor >= 20) return ClaimModeField::kClaimMode;
+  if (minor >= 15) return ClaimModeField::kRestoreMode;
+  return Status::FailedPrecondition("the endpoint runs Flink " + text +
+                                    ", which has no claim modes (they came with Flink 1.15)")
+      .WithHint("drop -cm/--claimMode (the restore then works as Flink " + text + " restores)");
+}
+
 FlinkRestClient::FlinkRestClient(RestClientOptions options) : rest_(std::move(options)) {}
+
+Result<std::string> FlinkRestClient::ClusterVersion() {
+  const std::string what = "GET /v1/overview";
+  WEIR_ASSIGN_OR_RETURN(RestResponse response, rest_.Get("/overview"));
+  WEIR_ASSIGN_OR_RETURN(json doc, ParseBody(response, what));
+  std::string version = doc.is_object() ? StringField(doc, "flink-version") : "";
+  if (version.empty()) return Unexpected(what, "no 'flink-version'");
+  return version;
+}
 
 Result<std::vector<JobOverview>> FlinkRestClient::JobsOverview() {
   const std::string what = "GET /v1/jobs/overview";
@@ -193,9 +237,8 @@ std::string JarRunRequestToJson(const JarRunRequest& request) {
   if (!request.savepoint_path.empty()) body["savepointPath"] = request.savepoint_path;
   body["allowNonRestoredState"] = request.allow_non_restored_state;
   if (!request.claim_mode.empty()) {
-    // claimMode is 1.20+; older endpoints read restoreMode. If both are sent, claimMode wins.
-    body["claimMode"] = request.claim_mode;
-    body["restoreMode"] = request.claim_mode;
+    body[request.claim_mode_field == ClaimModeField::kRestoreMode ? "restoreMode" : "claimMode"] =
+        request.claim_mode;
   }
   if (!request.flink_configuration.empty()) {
     body["flinkConfiguration"] = request.flink_configuration;
@@ -273,7 +316,21 @@ Result<AsyncOperationResult> FlinkRestClient::GetSavepointStatus(const JobId& jo
                                                                  const TriggerId& trigger) {
   const std::string path = "/jobs/" + job_id.ToHex() + "/savepoints/" + trigger.ToHex();
   WEIR_ASSIGN_OR_RETURN(RestResponse response, rest_.Get(path));
-  return ParseAsyncOperation(response, "GET /v1" + path, /*needs_location=*/true);
+  return ParseAsyncOperation(response, "GET /v1" + path, OperationKind::kSavepoint);
+}
+
+Result<TriggerId> FlinkRestClient::TriggerCheckpoint(const JobId& job_id, CheckpointType type) {
+  const std::string path = "/jobs/" + job_id.ToHex() + "/checkpoints";
+  json body = {{"checkpointType", CheckpointTypeName(type)}};
+  WEIR_ASSIGN_OR_RETURN(RestResponse response, rest_.PostJson(path, body.dump()));
+  return ParseTriggerResponse(response, "POST /v1" + path);
+}
+
+Result<AsyncOperationResult> FlinkRestClient::GetCheckpointStatus(const JobId& job_id,
+                                                                  const TriggerId& trigger) {
+  const std::string path = "/jobs/" + job_id.ToHex() + "/checkpoints/" + trigger.ToHex();
+  WEIR_ASSIGN_OR_RETURN(RestResponse response, rest_.Get(path));
+  return ParseAsyncOperation(response, "GET /v1" + path, OperationKind::kCheckpoint);
 }
 
 Result<TriggerId> FlinkRestClient::DisposeSavepoint(const std::string& savepoint_path) {
@@ -285,7 +342,7 @@ Result<TriggerId> FlinkRestClient::DisposeSavepoint(const std::string& savepoint
 Result<AsyncOperationResult> FlinkRestClient::GetDisposalStatus(const TriggerId& trigger) {
   const std::string path = "/savepoint-disposal/" + trigger.ToHex();
   WEIR_ASSIGN_OR_RETURN(RestResponse response, rest_.Get(path));
-  return ParseAsyncOperation(response, "GET /v1" + path, /*needs_location=*/false);
+  return ParseAsyncOperation(response, "GET /v1" + path, OperationKind::kDisposal);
 }
 
 Result<AsyncOperationResult> FlinkRestClient::WaitForSavepoint(const JobId& job_id,
@@ -300,6 +357,14 @@ Result<AsyncOperationResult> FlinkRestClient::WaitForDisposal(const TriggerId& t
   return PollUntilCompleted([&] { return GetDisposalStatus(trigger); },
                             rest_.options().request_timeout,
                             "the savepoint disposal (trigger '" + trigger.ToHex() + "')");
+}
+
+Result<AsyncOperationResult> FlinkRestClient::WaitForCheckpoint(const JobId& job_id,
+                                                                const TriggerId& trigger) {
+  return PollUntilCompleted([&] { return GetCheckpointStatus(job_id, trigger); },
+                            rest_.options().request_timeout,
+                            "the checkpoint of job '" + job_id.ToHex() + "' (trigger '" +
+                                trigger.ToHex() + "')");
 }
 
 }  // namespace weir

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lib/client/rest_client.h"
@@ -38,6 +39,16 @@ struct JobDetails {
   int64_t duration = 0;
 };
 
+// Which JarRunRequestBody field carries the claim mode. Flink 1.15 to 1.19 read only
+// "restoreMode"; Flink 1.20 and 2.x read "claimMode" and log "restoreMode" as deprecated.
+enum class ClaimModeField { kClaimMode, kRestoreMode };
+
+// The field for an endpoint whose GET /overview reports `flink_version`: kRestoreMode for
+// Flink 1.15 to 1.19, kClaimMode for everything else (Flink 1.20 and 2.x, and versions that
+// are not Flink 1.x, such as weir's own runtime, which reads both). FailedPrecondition for
+// Flink before 1.15, which has no claim modes.
+Result<ClaimModeField> ClaimModeFieldFor(std::string_view flink_version);
+
 // Flink's JarRunRequestBody. Empty strings and unset optionals are left out of the request.
 struct JarRunRequest {
   std::string entry_class;                 // entryClass
@@ -46,7 +57,8 @@ struct JarRunRequest {
   std::string job_id;                      // jobId (32 hex; empty: the server picks one)
   std::string savepoint_path;              // savepointPath
   bool allow_non_restored_state = false;   // allowNonRestoredState
-  std::string claim_mode;                  // claimMode (and restoreMode): CLAIM|NO_CLAIM|LEGACY
+  std::string claim_mode;                  // CLAIM|NO_CLAIM|LEGACY, sent in claim_mode_field
+  ClaimModeField claim_mode_field = ClaimModeField::kClaimMode;
   std::map<std::string, std::string> flink_configuration;  // flinkConfiguration
 };
 
@@ -63,11 +75,20 @@ enum class SavepointFormatType { kCanonical, kNative };
 // "CANONICAL" or "NATIVE", as Flink's REST API and CLI spell it.
 const char* SavepointFormatTypeName(SavepointFormatType type);
 
-// One poll of an asynchronous operation (savepoint, stop-with-savepoint, disposal):
-// {"status":{"id"},"operation":{...}}. COMPLETED covers failure too: check failure_cause.
+// The type of a manually triggered checkpoint ("checkpointType"): as the job is
+// configured, or a full one. (Flink refuses INCREMENTAL for manual checkpoints.)
+enum class CheckpointType { kConfigured, kFull };
+
+// "CONFIGURED" or "FULL", as Flink's REST API and CLI spell it.
+const char* CheckpointTypeName(CheckpointType type);
+
+// One poll of an asynchronous operation (savepoint, stop-with-savepoint, disposal,
+// checkpoint): {"status":{"id"},"operation":{...}}. COMPLETED covers failure too: check
+// failure_cause.
 struct AsyncOperationResult {
   bool completed = false;                     // status.id == COMPLETED
   std::string location;                       // savepoints: operation.location
+  int64_t checkpoint_id = -1;                 // checkpoints: operation.checkpointId
   std::optional<FailureCause> failure_cause;  // operation.failure-cause, when it failed
 };
 
@@ -84,6 +105,8 @@ class FlinkRestClient {
  public:
   explicit FlinkRestClient(RestClientOptions options);
 
+  // GET /overview → "flink-version" (weir's runtime reports its own version there).
+  Result<std::string> ClusterVersion();
   // GET /jobs/overview → every job the endpoint knows, in the order it answered.
   Result<std::vector<JobOverview>> JobsOverview();
   // GET /jobs/:jobid.
@@ -120,7 +143,14 @@ class FlinkRestClient {
   // GET /savepoint-disposal/:triggerid (one poll). Completed without failure_cause: disposed.
   Result<AsyncOperationResult> GetDisposalStatus(const TriggerId& trigger);
 
-  // Poll GetSavepointStatus / GetDisposalStatus until the operation completed, as Flink's
+  // Manually triggered checkpoints (Flink 1.19+).
+  // POST /jobs/:jobid/checkpoints {"checkpointType"} (202) → the trigger id.
+  Result<TriggerId> TriggerCheckpoint(const JobId& job_id, CheckpointType type);
+  // GET /jobs/:jobid/checkpoints/:triggerid (one poll). Completed: exactly one of
+  // checkpoint_id and failure_cause ("failureCause") is set (Internal when neither is).
+  Result<AsyncOperationResult> GetCheckpointStatus(const JobId& job_id, const TriggerId& trigger);
+
+  // Poll GetSavepointStatus / GetDisposalStatus / GetCheckpointStatus until the operation completed, as Flink's
   // client does: after 10 ms, then doubling up to 2 s between polls, for at most
   // options().request_timeout (client.timeout) in all. Errors: those of the polls, and
   // TimedOut ("... did not complete within 1 min") when the time is up; the operation may
@@ -128,6 +158,7 @@ class FlinkRestClient {
   // result with failure_cause set, not as an error.
   Result<AsyncOperationResult> WaitForSavepoint(const JobId& job_id, const TriggerId& trigger);
   Result<AsyncOperationResult> WaitForDisposal(const TriggerId& trigger);
+  Result<AsyncOperationResult> WaitForCheckpoint(const JobId& job_id, const TriggerId& trigger);
 
   RestClient& rest() { return rest_; }
 

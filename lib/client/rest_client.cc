@@ -211,13 +211,55 @@ Result<RestResponse> RestClient::Perform(const Request& request) {
   return RestResponse{static_cast<int>(http_status), std::move(response_body)};
 }
 
+namespace {
+
+std::string_view TrimView(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  return text;
+}
+
+}  // namespace
+
+std::string RootCauseOf(std::string_view stack_trace) {
+  constexpr std::string_view kCausedBy = "Caused by: ";
+  std::string root;
+  size_t start = 0;
+  while (start <= stack_trace.size()) {
+    size_t end = stack_trace.find('\n', start);
+    std::string_view line =
+        TrimView(stack_trace.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (line.substr(0, kCausedBy.size()) == kCausedBy) root = std::string(TrimView(line.substr(kCausedBy.size())));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return root;
+}
+
+std::string SummarizeErrorText(std::string_view text) {
+  std::string_view trimmed = TrimView(text);
+  size_t nl = trimmed.find('\n');
+  if (nl == std::string_view::npos) return std::string(trimmed);
+  std::string first(TrimView(trimmed.substr(0, nl)));
+  std::string root = RootCauseOf(trimmed);
+  if (root.empty() || root == first) return first;
+  return first + " (root cause: " + root + ")";
+}
+
 Status StatusFromHttpError(int http_status, std::string_view body, std::string_view what) {
   std::string messages;
+  bool summarized = false;
   auto json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (json.is_object() && json.contains("errors") && json["errors"].is_array()) {
     for (const auto& e : json["errors"]) {
       if (!messages.empty()) messages += "; ";
-      messages += e.is_string() ? e.get<std::string>() : e.dump();
+      std::string text = e.is_string() ? e.get<std::string>() : e.dump();
+      std::string summary = SummarizeErrorText(text);
+      if (summary != TrimView(text)) {
+        summarized = true;
+        LogDebug("the whole error of '{}':\n{}", what, text);
+      }
+      messages += summary;
     }
   }
   if (messages.empty()) {
@@ -229,19 +271,25 @@ Status StatusFromHttpError(int http_status, std::string_view body, std::string_v
   }
   std::string message = "the runtime answered '" + std::string(what) + "' with HTTP " +
                         std::to_string(http_status) + ": " + messages;
+  Status status;
   switch (http_status) {
     case 404:
-      return Status::NotFound(message);
+      status = Status::NotFound(message);
+      break;
     case 400:
-      return Status::InvalidArgument(message);
+      status = Status::InvalidArgument(message);
+      break;
     case 413:
       return Status::InvalidArgument(message).WithHint(
           "the request is larger than the runtime accepts (rest.server.max-content-length)");
     case 409:
-      return Status::FailedPrecondition(message);
+      status = Status::FailedPrecondition(message);
+      break;
     default:
-      return Status::Internal(message);
+      status = Status::Internal(message);
   }
+  if (summarized) status = status.WithHint("run with -v to see the endpoint's whole error (a stack trace)");
+  return status;
 }
 
 }  // namespace weir

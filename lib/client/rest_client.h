@@ -76,7 +76,16 @@ class RestClient {
 
 // The Status for an HTTP error answer (`http_status` >= 400) to `what` ("GET /v1/jobs/x"):
 // the messages of a {"errors":[...]} body joined with "; ", else the start of the body.
+// A message that is a whole Java stack trace (Flink sends those) is cut to
+// SummarizeErrorText(); the full text goes to the debug log (-v), and the hint says so.
 // Exposed for tests.
 Status StatusFromHttpError(int http_status, std::string_view body, std::string_view what);
+
+// The root cause of a Java stack trace: its last "Caused by: " line without that prefix;
+// empty when it has none.
+std::string RootCauseOf(std::string_view stack_trace);
+// An error text in one line: its first line, followed by " (root cause: <RootCauseOf>)" when
+// the text has a root cause other than its first line. A one-line text is returned as is.
+std::string SummarizeErrorText(std::string_view text);
 
 }  // namespace weir

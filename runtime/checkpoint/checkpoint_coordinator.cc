@@ -116,6 +116,22 @@ void CheckpointCoordinator::TriggerSavepoint(CheckpointKind kind, const std::str
   done(Status::FailedPrecondition("the job has ended; no savepoint can be taken"));
 }
 
+Status CheckpointCoordinator::TriggerCheckpoint(CheckpointTriggerType type, CheckpointCallback done) {
+  if (type == CheckpointTriggerType::kIncremental) {
+    return Status::InvalidArgument("cannot take an INCREMENTAL checkpoint of job '" + job_id_.ToHex() + "': the '" +
+                                   settings_.state_backend + "' state backend takes full checkpoints only")
+        .WithHint("trigger a FULL or CONFIGURED checkpoint");
+  }
+  std::lock_guard lock(mu_);
+  if (stopped_) {
+    return Status::FailedPrecondition("the job '" + job_id_.ToHex() + "' has ended; no checkpoint can be taken");
+  }
+  checkpoint_requests_.push_back(std::move(done));
+  if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+  cv_.notify_all();
+  return Status::OK();
+}
+
 void CheckpointCoordinator::Loop() {
   std::unique_lock lock(mu_);
   while (!stopped_) {
@@ -156,8 +172,14 @@ void CheckpointCoordinator::Loop() {
     }
     int checkpoints_pending = 0;
     for (const auto& [id, p] : pending_) checkpoints_pending += p->is_savepoint() ? 0 : 1;
+    const bool slot_free = running_ && checkpoints_pending < settings_.max_concurrent;
+    if (slot_free && !checkpoint_requests_.empty()) {
+      // Manually triggered checkpoints skip min-pause, as Flink's non-periodic requests do.
+      TriggerLocked(lock, std::nullopt);
+      continue;
+    }
     const int64_t earliest = std::max(last_end_nanos_ + settings_.min_pause.count() * 1'000'000, not_before_nanos_);
-    bool may_trigger = running_ && checkpoints_pending < settings_.max_concurrent && now >= earliest;
+    bool may_trigger = slot_free && now >= earliest;
     bool due = requested_ || (settings_.enabled && now >= next_trigger_nanos_);
     if (may_trigger && due) {
       TriggerLocked(lock, std::nullopt);
@@ -183,6 +205,9 @@ void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock,
     p->savepoint_dir = (fs::path(savepoint->dir) / ("savepoint-" + job_id_.ToHex().substr(0, 6) + "-" +
                                                      Id16::Generate().ToHex().substr(0, 12)))
                            .string();
+  } else if (!checkpoint_requests_.empty()) {
+    p->checkpoint_done = std::move(checkpoint_requests_.front());
+    checkpoint_requests_.pop_front();
   } else {
     next_trigger_nanos_ = p->trigger_nanos() + settings_.interval.count() * 1'000'000;
     if (requested_) {
@@ -321,6 +346,9 @@ void CheckpointCoordinator::FailLocked(PendingPtr p, CheckpointFailureReason rea
     after->push_back([dir] { (void)DiscardSnapshotDirectory(dir); });
   }
   after->push_back([this, id, attempt] { hooks_.notify_aborted(id, attempt); });
+  if (p->checkpoint_done) {
+    after->push_back([done = std::move(p->checkpoint_done), message] { done(Status::Aborted(message)); });
+  }
   if (CountsAsCheckpointFailure(reason) && running_) {
     ++consecutive_failures_;
     if (consecutive_failures_ > settings_.tolerable_failures) {
@@ -349,6 +377,10 @@ void CheckpointCoordinator::AbortEverythingLocked(CheckpointFailureReason reason
     after->push_back([done, message] { done(Status::Aborted(message)); });
   }
   savepoint_requests_.clear();
+  for (auto& done : checkpoint_requests_) {
+    after->push_back([done = std::move(done), message] { done(Status::Aborted(message)); });
+  }
+  checkpoint_requests_.clear();
 }
 
 // Off the task threads: writes the checkpoint, then (if its attempt is still the
@@ -417,6 +449,9 @@ void CheckpointCoordinator::Finalize(PendingPtr pending) {
       int64_t id = snapshot->id;
       int attempt = pending->attempt();
       after.push_back([this, id, attempt] { hooks_.notify_complete(id, attempt); });
+      if (pending->checkpoint_done) {
+        after.push_back([done = std::move(pending->checkpoint_done), id] { done(id); });
+      }
     }
   }
   for (const auto& d : discard) (void)DiscardSnapshotDirectory(d->external_path);

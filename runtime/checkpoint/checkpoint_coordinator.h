@@ -89,6 +89,18 @@ class CheckpointCoordinator {
   // commit and the job can end. `done` runs on the coordinator's thread.
   void TriggerSavepoint(CheckpointKind kind, const std::string& dir, SnapshotFormat format, SavepointCallback done);
 
+  // Called with the id of the completed checkpoint, or why it did not complete.
+  using CheckpointCallback = PendingCheckpoint::CheckpointCallback;
+  // Triggers one checkpoint now (Flink's manually triggered checkpoint): it waits for a
+  // free max-concurrent slot but not for min-pause, then runs like a periodic one (counts
+  // for recovery and retention, notifies the tasks). `done` runs once, on the
+  // coordinator's thread: with the id when the checkpoint completed, else with the reason
+  // (expired, declined, subsumed, the job failed over or ended). CONFIGURED and FULL both
+  // take a full checkpoint, the only kind the hashmap state backend writes.
+  // InvalidArgument (done is not called) for INCREMENTAL, FailedPrecondition once the
+  // coordinator is shut down.
+  Status TriggerCheckpoint(CheckpointTriggerType type, CheckpointCallback done);
+
   // From task threads; answers of another attempt are ignored.
   void Acknowledge(int attempt, int task, int subtask, int64_t id,
                    std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots);
@@ -161,6 +173,7 @@ class CheckpointCoordinator {
   std::map<int64_t, PendingPtr> pending_;
   std::deque<PendingPtr> to_finalize_;
   std::deque<SavepointRequest> savepoint_requests_;
+  std::deque<CheckpointCallback> checkpoint_requests_;  // manually triggered, not yet started
   CompletedCheckpointStore store_;
   CheckpointStatsTracker stats_;
 

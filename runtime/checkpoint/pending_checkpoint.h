@@ -27,6 +27,7 @@ struct CheckpointTask {
 class PendingCheckpoint {
  public:
   using SavepointCallback = std::function<void(Result<std::string>)>;
+  using CheckpointCallback = std::function<void(Result<int64_t>)>;
 
   // `operators`: uid -> (parallelism, max parallelism) of every operator of the job.
   PendingCheckpoint(const JobId& job, int64_t id, CheckpointKind kind, int attempt, int num_tasks,
@@ -61,6 +62,8 @@ class PendingCheckpoint {
   std::string savepoint_dir;  // the savepoint-<..> directory to write
   SnapshotFormat format = SnapshotFormat::kCanonical;
   SavepointCallback done;
+  // A manually triggered checkpoint's requester.
+  CheckpointCallback checkpoint_done;
 
  private:
   int64_t id_;

@@ -58,6 +58,17 @@ class Dispatcher {
   virtual Result<TriggerId> DisposeSavepoint(const std::string& path, std::optional<TriggerId> trigger_id) = 0;
   virtual Result<AsyncOperationStatus> GetDisposalStatus(const TriggerId& trigger) = 0;
 
+  // Manually triggered checkpoints (Flink's POST /jobs/:jobid/checkpoints). Returns a
+  // trigger id at once (`trigger_id` when given, which makes a retried request
+  // idempotent); poll GetCheckpointTriggerStatus with it: completed with checkpoint_id,
+  // or with the failure. Errors known up front: NotFound for an unknown job,
+  // FailedPrecondition when it is not running, InvalidArgument for a type its state
+  // backend cannot take (INCREMENTAL).
+  virtual Result<TriggerId> TriggerCheckpoint(const JobId& id, CheckpointTriggerType type,
+                                              std::optional<TriggerId> trigger_id) = 0;
+  // NotFound for an unknown job or trigger id.
+  virtual Result<AsyncOperationStatus> GetCheckpointTriggerStatus(const JobId& id, const TriggerId& trigger) = 0;
+
   // Stores an uploaded shared object (bytes) under a new jar id and inspects its
   // entry points. InvalidArgument when it is not a weir job (not an ELF shared object,
   // or no entry points), naming the file.

@@ -603,6 +603,14 @@ Result<TriggerId> JobMaster::StopWithSavepoint(const std::string& target_dir, bo
   return id;
 }
 
+Status JobMaster::RequestCheckpoint(CheckpointTriggerType type, CheckpointCoordinator::CheckpointCallback done) {
+  {
+    std::lock_guard lock(mu_);
+    WEIR_RETURN_IF_ERROR(CheckRunning("checkpoint"));
+  }
+  return coordinator_->TriggerCheckpoint(type, std::move(done));
+}
+
 Result<AsyncOperationStatus> JobMaster::SavepointStatus(const TriggerId& trigger) {
   std::lock_guard lock(mu_);
   auto it = savepoints_.find(trigger);

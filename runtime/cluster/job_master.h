@@ -74,6 +74,10 @@ class JobMaster : public TaskListener {
   Result<TriggerId> StopWithSavepoint(const std::string& target_dir, bool drain, SnapshotFormat format,
                                       std::optional<TriggerId> trigger);
   Result<AsyncOperationStatus> SavepointStatus(const TriggerId& trigger);
+  // A manually triggered checkpoint (CheckpointCoordinator::TriggerCheckpoint): `done`
+  // gets its id or why it failed. FailedPrecondition when the job is not RUNNING;
+  // InvalidArgument for a type the state backend cannot take.
+  Status RequestCheckpoint(CheckpointTriggerType type, CheckpointCoordinator::CheckpointCallback done);
 
   // TaskListener (called from task threads).
   void OnTaskFinished(Task& task) override;

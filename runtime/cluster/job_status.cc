@@ -35,6 +35,15 @@ const char* ExecutionStateName(ExecutionState s) {
   return "UNKNOWN";
 }
 
+const char* CheckpointTriggerTypeName(CheckpointTriggerType type) {
+  switch (type) {
+    case CheckpointTriggerType::kConfigured: return "CONFIGURED";
+    case CheckpointTriggerType::kFull: return "FULL";
+    case CheckpointTriggerType::kIncremental: return "INCREMENTAL";
+  }
+  return "UNKNOWN";
+}
+
 bool IsGloballyTerminal(JobStatus s) {
   return s == JobStatus::kFinished || s == JobStatus::kCanceled || s == JobStatus::kFailed;
 }

@@ -166,9 +166,16 @@ struct CheckpointingStats {
 struct AsyncOperationStatus {
   bool completed = false;
   std::string location;                 // savepoints: "file:/dir/savepoint-..." when it succeeded
+  int64_t checkpoint_id = -1;           // triggered checkpoints: the id, when it completed
   std::optional<std::string> failure;   // the failure cause when it failed
   std::string failure_class;            // e.g. "weir::SavepointException"
 };
+
+// The type of a manually triggered checkpoint (Flink's core.execution.CheckpointType):
+// as the job is configured, a full one, or an incremental one.
+enum class CheckpointTriggerType { kConfigured, kFull, kIncremental };
+// "CONFIGURED", "FULL", "INCREMENTAL".
+const char* CheckpointTriggerTypeName(CheckpointTriggerType type);
 
 // The checkpoint configuration of a job, for /jobs/:jobid/checkpoints/config.
 struct CheckpointConfigInfo {

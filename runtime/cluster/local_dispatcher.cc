@@ -274,6 +274,48 @@ Result<AsyncOperationStatus> LocalDispatcher::GetSavepointStatus(const JobId& id
   return job->SavepointStatus(trigger);
 }
 
+Result<TriggerId> LocalDispatcher::TriggerCheckpoint(const JobId& id, CheckpointTriggerType type,
+                                                     std::optional<TriggerId> trigger_id) {
+  auto job = Find(id);
+  if (!job) return JobNotFound(id);
+  const TriggerId trigger = trigger_id ? *trigger_id : TriggerId::Generate();
+  const auto key = std::make_pair(id, trigger);
+  {
+    std::lock_guard lock(mu_);
+    if (checkpoint_triggers_.count(key)) return trigger;  // a retried request
+    checkpoint_triggers_[key] = AsyncOperationStatus{};
+  }
+  // Runs on the coordinator's thread, which ends before this dispatcher does (Shutdown).
+  Status st = job->RequestCheckpoint(type, [this, key](Result<int64_t> result) {
+    std::lock_guard lock(mu_);
+    AsyncOperationStatus& op = checkpoint_triggers_[key];
+    op.completed = true;
+    if (result.ok()) {
+      op.checkpoint_id = *result;
+    } else {
+      op.failure = result.status().message();
+      op.failure_class = "weir::CheckpointException";
+    }
+  });
+  if (!st.ok()) {
+    std::lock_guard lock(mu_);
+    checkpoint_triggers_.erase(key);
+    return st;
+  }
+  return trigger;
+}
+
+Result<AsyncOperationStatus> LocalDispatcher::GetCheckpointTriggerStatus(const JobId& id, const TriggerId& trigger) {
+  if (!Find(id)) return JobNotFound(id);
+  std::lock_guard lock(mu_);
+  auto it = checkpoint_triggers_.find({id, trigger});
+  if (it == checkpoint_triggers_.end()) {
+    return Status::NotFound("There is no checkpoint operation with triggerId=" + trigger.ToHex() + " for job " +
+                            id.ToHex() + ".");
+  }
+  return it->second;
+}
+
 Result<TriggerId> LocalDispatcher::DisposeSavepoint(const std::string& path, std::optional<TriggerId> trigger_id) {
   TriggerId trigger = trigger_id ? *trigger_id : TriggerId::Generate();
   {

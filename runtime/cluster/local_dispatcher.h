@@ -49,6 +49,9 @@ class LocalDispatcher final : public Dispatcher {
   Result<TriggerId> StopWithSavepoint(const JobId& id, const std::string& target_dir, bool drain,
                                       const std::string& format, std::optional<TriggerId> trigger_id) override;
   Result<AsyncOperationStatus> GetSavepointStatus(const JobId& id, const TriggerId& trigger) override;
+  Result<TriggerId> TriggerCheckpoint(const JobId& id, CheckpointTriggerType type,
+                                      std::optional<TriggerId> trigger_id) override;
+  Result<AsyncOperationStatus> GetCheckpointTriggerStatus(const JobId& id, const TriggerId& trigger) override;
   Result<TriggerId> DisposeSavepoint(const std::string& path, std::optional<TriggerId> trigger_id) override;
   Result<AsyncOperationStatus> GetDisposalStatus(const TriggerId& trigger) override;
   Result<JarInfo> UploadJar(const std::string& original_name, const std::string& bytes) override;
@@ -71,6 +74,7 @@ class LocalDispatcher final : public Dispatcher {
   int64_t job_store_expiration_ms_ = 3600 * 1000;
   std::map<std::string, JarInfo> jars_;
   std::map<TriggerId, AsyncOperationStatus> disposals_;
+  std::map<std::pair<JobId, TriggerId>, AsyncOperationStatus> checkpoint_triggers_;
 };
 
 }  // namespace weir::runtime

@@ -1,5 +1,6 @@
-// /jobs/:jobid/checkpoints, /jobs/:jobid/checkpoints/config and
-// /jobs/:jobid/checkpoints/details/:checkpointid.
+// /jobs/:jobid/checkpoints (GET: statistics; POST: trigger a checkpoint, Flink's
+// asynchronous operation protocol), /jobs/:jobid/checkpoints/:triggerid (the trigger's
+// status), /jobs/:jobid/checkpoints/config and /jobs/:jobid/checkpoints/details/:checkpointid.
 
 #include <charconv>
 
@@ -31,6 +32,27 @@ RestResponse JsonOrError(const Result<nlohmann::json>& body) {
   return JsonResponse(200, *body);
 }
 
+// POST /jobs/:jobid/checkpoints (CheckpointTriggerRequestBody) → 202 {"request-id"}.
+RestResponse HandleTriggerCheckpoint(const RestContext& ctx, const RestRequest& request) {
+  WEIR_REST_ASSIGN_OR_RESPOND(JobId id, JobIdFromPath(request));
+  WEIR_REST_ASSIGN_OR_RESPOND(CheckpointTriggerRequest body,
+                              ParseCheckpointTriggerRequest(request.body));
+  return TriggerAnswer(ctx, FailedTriggers::Kind::kCheckpoint, id, body.trigger_id,
+                       ctx.dispatcher->TriggerCheckpoint(id, body.type, body.trigger_id),
+                       kDefaultCheckpointFailureClass);
+}
+
+// GET /jobs/:jobid/checkpoints/:triggerid → AsynchronousOperationResult (CheckpointInfo).
+RestResponse HandleCheckpointTriggerStatus(const RestContext& ctx, const RestRequest& request) {
+  WEIR_REST_ASSIGN_OR_RESPOND(JobId id, JobIdFromPath(request));
+  WEIR_REST_ASSIGN_OR_RESPOND(TriggerId trigger, TriggerIdFromPath(request));
+  WEIR_REST_ASSIGN_OR_RESPOND(
+      AsyncOperationStatus status,
+      StatusOrRecordedFailure(ctx, FailedTriggers::Kind::kCheckpoint, id, trigger,
+                              ctx.dispatcher->GetCheckpointTriggerStatus(id, trigger)));
+  return JsonOrError(CheckpointTriggerStatusJson(status));
+}
+
 }  // namespace
 
 void RegisterCheckpointHandlers(Router& router, const RestContext& ctx) {
@@ -53,6 +75,12 @@ void RegisterCheckpointHandlers(Router& router, const RestContext& ctx) {
                                            ctx.dispatcher->GetCheckpointDetails(id, checkpoint_id));
                return JsonOrError(CheckpointStatisticsJson(entry, /*include_tasks=*/true));
              });
+  router.Add("POST", "/jobs/:jobid/checkpoints", [&ctx](const RestRequest& request) {
+    return HandleTriggerCheckpoint(ctx, request);
+  });
+  router.Add("GET", "/jobs/:jobid/checkpoints/:triggerid", [&ctx](const RestRequest& request) {
+    return HandleCheckpointTriggerStatus(ctx, request);
+  });
 }
 
 }  // namespace weir::runtime

@@ -1,5 +1,5 @@
 // /jobs, /jobs/overview, /jobs/:jobid (GET, PATCH), /jobs/:jobid/status, /jobs/:jobid/plan,
-// /jobs/:jobid/exceptions, /jobs/:jobid/execution-result.
+// /jobs/:jobid/exceptions, /jobs/:jobid/execution-result, /jobs/:jobid/accumulators.
 
 #include <charconv>
 
@@ -68,7 +68,23 @@ RestResponse HandleExecutionResult(const RestContext& ctx, const RestRequest& re
       failure_class = "weir::JobFailure";
     }
   }
-  return JsonResponse(200, JobExecutionResultJson(result, failure_class));
+  Result<JobInfo> job = ctx.dispatcher->GetJob(id);
+  return JsonResponse(200, JobExecutionResultJson(result, failure_class, job.ok() ? &*job : nullptr));
+}
+
+// GET /jobs/:jobid/accumulators[?includeSerializedValue=true|false].
+RestResponse HandleAccumulators(const RestContext& ctx, const RestRequest& request) {
+  WEIR_REST_ASSIGN_OR_RESPOND(JobId id, JobIdFromPath(request));
+  if (const std::string* include = request.Query("includeSerializedValue")) {
+    std::string lower = ToLower(*include);
+    if (lower != "true" && lower != "false") {
+      return ErrorResponse(Status::InvalidArgument(
+          "query parameter 'includeSerializedValue' must be true or false, got '" + *include + "'"));
+    }
+  }
+  WEIR_REST_ASSIGN_OR_RESPOND(JobInfo job, ctx.dispatcher->GetJob(id));
+  (void)job;  // only its existence matters: weir jobs have no accumulators
+  return JsonResponse(200, JobAccumulatorsJson());
 }
 
 }  // namespace
@@ -106,6 +122,9 @@ void RegisterJobHandlers(Router& router, const RestContext& ctx) {
   });
   router.Add("GET", "/jobs/:jobid/execution-result", [&ctx](const RestRequest& request) {
     return HandleExecutionResult(ctx, request);
+  });
+  router.Add("GET", "/jobs/:jobid/accumulators", [&ctx](const RestRequest& request) {
+    return HandleAccumulators(ctx, request);
   });
 }
 

@@ -5,7 +5,13 @@
 // jar_handlers.cc (/jars...). Internal to runtime/rest.
 
 #include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <tuple>
 
 #include "lib/common/ids.h"
 #include "runtime/cluster/dispatcher.h"
@@ -14,11 +20,35 @@
 
 namespace weir::runtime {
 
+// Trigger requests (savepoint, stop, checkpoint) that failed before the operation started
+// because of the job: unknown, or not running. Flink accepts those triggers (202) and
+// reports the failure when the status is polled; weir does the same through this store,
+// which keeps the newest kMaxEntries. Thread-safe.
+class FailedTriggers {
+ public:
+  enum class Kind { kSavepoint, kCheckpoint };  // the status route the trigger is polled on
+  static constexpr size_t kMaxEntries = 1000;
+
+  // Records `failure` as the outcome of (kind, job, trigger) and returns the trigger id
+  // (`trigger`, else a new one). `failure_class` names the exception class clients see.
+  TriggerId Record(Kind kind, const JobId& job, std::optional<TriggerId> trigger,
+                   const Status& failure, const std::string& failure_class);
+  // The completed, failed operation recorded for (kind, job, trigger), if any.
+  std::optional<AsyncOperationStatus> Find(Kind kind, const JobId& job, const TriggerId& trigger) const;
+
+ private:
+  using Key = std::tuple<Kind, JobId, TriggerId>;
+  mutable std::mutex mu_;
+  std::map<Key, AsyncOperationStatus> entries_;
+  std::deque<Key> order_;  // oldest first
+};
+
 // What every handler may use. Lives as long as the server.
 struct RestContext {
   Dispatcher* dispatcher = nullptr;
   RestServerOptions options;
   std::atomic<int> bound_port{0};
+  std::unique_ptr<FailedTriggers> failed_triggers = std::make_unique<FailedTriggers>();
 
   // "http://<bind address>:<bound port>", Flink's JarListInfo.address.
   std::string Address() const;
@@ -40,5 +70,21 @@ void RegisterJarHandlers(Router& router, const RestContext& ctx);
 
 // The ":jobid" path parameter as a JobId; InvalidArgument (→ 400) naming the text.
 Result<JobId> JobIdFromPath(const RestRequest& request);
+// The ":triggerid" path parameter; InvalidArgument (→ 400) naming the text.
+Result<TriggerId> TriggerIdFromPath(const RestRequest& request);
+
+// The answer to a trigger request, as Flink gives it: 202 {"request-id"} when `result` is
+// a trigger id, and also when the dispatcher refused because of the job (NotFound,
+// FailedPrecondition), whose failure is then recorded in ctx.failed_triggers for the
+// status route; other errors (bad request, no savepoint directory) through the status
+// mapping. `requested` is the request's own triggerId, if any.
+RestResponse TriggerAnswer(const RestContext& ctx, FailedTriggers::Kind kind, const JobId& job,
+                           std::optional<TriggerId> requested, const Result<TriggerId>& result,
+                           const std::string& failure_class);
+// The status of (kind, job, trigger): `status` from the dispatcher, or, when that is
+// NotFound, the failure recorded by TriggerAnswer.
+Result<AsyncOperationStatus> StatusOrRecordedFailure(const RestContext& ctx, FailedTriggers::Kind kind,
+                                                     const JobId& job, const TriggerId& trigger,
+                                                     Result<AsyncOperationStatus> status);
 
 }  // namespace weir::runtime

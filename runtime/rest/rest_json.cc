@@ -27,6 +27,11 @@ constexpr std::array<ExecutionState, 10> kAllExecutionStates = {
     ExecutionState::kInitializing,
 };
 
+// Flink's JobType and JobManagerOptions.SchedulerType: every weir job is an unbounded-style
+// pipeline whose operators are all deployed at once, as Flink's default scheduler does.
+constexpr char kJobType[] = "STREAMING";
+constexpr char kSchedulerType[] = "Default";
+
 std::string CommitOrUnknown(const std::string& commit) {
   return commit.empty() ? "unknown" : commit;
 }
@@ -178,6 +183,8 @@ json JobOverviewEntryJson(const JobInfo& job, int64_t now_ms) {
       // schedules every operator at once.
       {"pending-operators", 0},
       {"tasks", tasks},
+      {"jobType", kJobType},
+      {"schedulerType", kSchedulerType},
   };
 }
 
@@ -228,6 +235,8 @@ json JobDetailsJson(const JobInfo& job, int64_t now_ms) {
   }
   std::map<ExecutionState, int> vertices_per_state;
   json vertices = json::array();
+  // All of a job's subtasks share slots (Flink's "default" slot sharing group).
+  const std::string slot_sharing_group = SlotSharingGroupIdOf(job.id).ToHex();
   for (const auto& v : job.vertices) {
     vertices_per_state[v.status]++;
     std::map<ExecutionState, int> counts = SubtaskCounts(v);
@@ -239,6 +248,7 @@ json JobDetailsJson(const JobInfo& job, int64_t now_ms) {
     if (v.start_time > 0) duration = (v.end_time >= 0 ? v.end_time : now_ms) - v.start_time;
     vertices.push_back({
         {"id", v.id.ToHex()},
+        {"slotSharingGroupId", slot_sharing_group},
         {"name", v.name},
         {"maxParallelism", v.max_parallelism},
         {"parallelism", v.parallelism},
@@ -270,6 +280,8 @@ json JobDetailsJson(const JobInfo& job, int64_t now_ms) {
       {"name", job.name},
       {"isStoppable", false},
       {"state", JobStatusName(job.status)},
+      {"job-type", kJobType},
+      {"schedulerType", kSchedulerType},
       {"start-time", job.start_time},
       {"end-time", job.end_time},
       {"duration", JobDuration(job, now_ms)},
@@ -279,7 +291,18 @@ json JobDetailsJson(const JobInfo& job, int64_t now_ms) {
       {"vertices", vertices},
       {"status-counts", status_counts},
       {"plan", JobPlanJson(job)},
+      {"pending-operators", 0},
   };
+}
+
+Id16 SlotSharingGroupIdOf(const JobId& job) {
+  return Id16::FromHash("slot-sharing-group/default/" + job.ToHex());
+}
+
+json JobAccumulatorsJson() {
+  return {{"job-accumulators", json::array()},
+          {"user-task-accumulators", json::array()},
+          {"serialized-user-task-accumulators", json::object()}};
 }
 
 json JobExceptionsJson(const JobExceptions& exceptions, int max_exceptions) {
@@ -320,7 +343,7 @@ json JobExceptionsJson(const JobExceptions& exceptions, int max_exceptions) {
 }
 
 json JobExecutionResultJson(const std::optional<JobResult>& result,
-                            const std::string& failure_class) {
+                            const std::string& failure_class, const JobInfo* job) {
   if (!result) return {{"status", {{"id", "IN_PROGRESS"}}}};
   json r = {
       {"id", result->id.ToHex()},
@@ -328,6 +351,12 @@ json JobExecutionResultJson(const std::optional<JobResult>& result,
       {"accumulator-results", json::object()},
       {"net-runtime", result->net_runtime_ms},
   };
+  // Flink 2.x's JobResultSerializer also writes the name and the start / end times.
+  if (job != nullptr) {
+    r["name"] = job->name;
+    r["start-time"] = job->start_time;
+    r["end-time"] = job->end_time;
+  }
   if (result->failure) {
     // serialized-throwable: a Java SerializedThrowable that Flink's own client reads.
     const std::string& trace = *result->failure;

@@ -38,15 +38,21 @@ nlohmann::json DashboardConfigJson(const std::string& version, const std::string
 nlohmann::json JobIdsWithStatusJson(const std::vector<JobInfo>& jobs);
 
 // One entry of GET /jobs/overview (JobDetails); `tasks` has "total" and every
-// ExecutionState in lower case.
+// ExecutionState in lower case; "jobType" and "schedulerType" as Flink 2.x sends them.
 nlohmann::json JobOverviewEntryJson(const JobInfo& job, int64_t now_ms);
 // GET /jobs/overview: MultipleJobsDetails, newest start time first.
 nlohmann::json MultipleJobsDetailsJson(std::vector<JobInfo> jobs, int64_t now_ms);
 
 // The "plan" of JobDetailsInfo: {"jid", "name", "type": "STREAMING", "nodes": [...]}.
 nlohmann::json JobPlanJson(const JobInfo& job);
-// GET /jobs/:jobid: JobDetailsInfo.
+// GET /jobs/:jobid: JobDetailsInfo, with Flink 2.x's "job-type", "schedulerType",
+// "pending-operators" and each vertex's "slotSharingGroupId" (which its Java client needs).
 nlohmann::json JobDetailsJson(const JobInfo& job, int64_t now_ms);
+// The one slot sharing group of a job's vertices: a stable id derived from the job id.
+Id16 SlotSharingGroupIdOf(const JobId& job);
+// GET /jobs/:jobid/accumulators: JobAccumulatorsInfo. weir jobs have no accumulators, so
+// the lists and the serialized map are empty (as Flink's answer for a job without any).
+nlohmann::json JobAccumulatorsJson();
 
 // GET /jobs/:jobid/exceptions: JobExceptionsInfoWithHistory with at most
 // `max_exceptions` history entries (Flink's default is 20).
@@ -55,9 +61,11 @@ nlohmann::json JobExceptionsJson(const JobExceptions& exceptions, int max_except
 
 // GET /jobs/:jobid/execution-result: {"status": {"id": "IN_PROGRESS"}} for nullopt, else
 // COMPLETED with "job-execution-result" in Flink's wire names (JobResultSerializer, not
-// the OpenAPI JobResult schema). `failure_class` fills failure-cause.class on failure.
+// the OpenAPI JobResult schema). `failure_class` fills failure-cause.class on failure;
+// `job` (when known) fills "name", "start-time" and "end-time".
 nlohmann::json JobExecutionResultJson(const std::optional<JobResult>& result,
-                                      const std::string& failure_class);
+                                      const std::string& failure_class,
+                                      const JobInfo* job = nullptr);
 
 // GET /jars: JarListInfo {"address", "files": [{"id", "name", "uploaded", "entry"}]}.
 nlohmann::json JarListJson(const std::string& address, const std::vector<JarInfo>& jars);
@@ -124,6 +132,21 @@ Result<StopWithSavepointRequest> ParseStopWithSavepointRequest(const std::string
 // POST /savepoint-disposal: SavepointDisposalRequest {"savepoint-path"}; the path.
 // InvalidArgument as above, and when "savepoint-path" is missing, null or empty.
 Result<std::string> ParseSavepointDisposalRequest(const std::string& body);
+
+// POST /jobs/:jobid/checkpoints: CheckpointTriggerRequestBody {"checkpointType", "triggerId"}.
+// checkpointType CONFIGURED (the default), FULL or INCREMENTAL, in any case.
+struct CheckpointTriggerRequest {
+  CheckpointTriggerType type = CheckpointTriggerType::kConfigured;
+  std::optional<TriggerId> trigger_id;  // "triggerId"
+};
+Result<CheckpointTriggerRequest> ParseCheckpointTriggerRequest(const std::string& body);
+// The class written when a checkpoint trigger's failure carries no class.
+constexpr char kDefaultCheckpointFailureClass[] = "weir::CheckpointException";
+// GET /jobs/:jobid/checkpoints/:triggerid: AsynchronousOperationResult with a
+// CheckpointInfo operation: null while in progress, then {"checkpointId"} or
+// {"failureCause"} (camelCase, unlike the savepoint's "failure-cause"). Internal when a
+// completed status has neither an id nor a failure.
+Result<nlohmann::json> CheckpointTriggerStatusJson(const AsyncOperationStatus& status);
 
 // TriggerResponse {"request-id": "<32 hex>"}.
 nlohmann::json TriggerResponseJson(const TriggerId& trigger);

@@ -61,17 +61,33 @@ bool MoreSpecific(const std::vector<std::string>& a, const std::vector<std::stri
 
 }  // namespace
 
-RestResponse Router::Route(RestRequest& request) const {
-  std::vector<std::string> segments = SplitPath(request.path);
+namespace {
+
+std::vector<std::string> Segments(const std::string& path) {
+  std::vector<std::string> segments = SplitPath(path);
   if (!segments.empty() && segments[0] == "v1") segments.erase(segments.begin());
+  return segments;
+}
+
+RestResponse NotFound(const std::string& path) {
+  RestResponse res;
+  res.status = 404;
+  res.body = ErrorBody(std::vector<std::string>{"Not found: " + path});
+  return res;
+}
+
+}  // namespace
+
+RestResponse Router::Route(RestRequest& request) const {
+  const std::vector<std::string> segments = Segments(request.path);
   const std::string method = request.method == "HEAD" ? "GET" : request.method;
 
   const Route_* best = nullptr;
   std::map<std::string, std::string> best_params, params;
-  std::set<std::string> allowed;
+  bool path_matched = false;
   for (const auto& route : routes_) {
     if (!Match(route.segments, segments, &params)) continue;
-    allowed.insert(route.method);
+    path_matched = true;
     if (route.method != method) continue;
     if (best == nullptr || MoreSpecific(route.segments, best->segments)) {
       best = &route;
@@ -82,18 +98,28 @@ RestResponse Router::Route(RestRequest& request) const {
     request.path_params = std::move(best_params);
     return best->handler(request);
   }
-  if (allowed.empty()) {
-    RestResponse res;
-    res.status = 404;
-    res.body = ErrorBody(std::vector<std::string>{"Not found: " + request.path});
-    return res;
+  if (!path_matched) return NotFound(request.path);
+  return MethodNotAllowed(request.method, request.path);
+}
+
+std::vector<std::string> Router::AllowedMethods(const std::string& path) const {
+  const std::vector<std::string> segments = Segments(path);
+  std::set<std::string> allowed;
+  std::map<std::string, std::string> params;
+  for (const auto& route : routes_) {
+    if (Match(route.segments, segments, &params)) allowed.insert(route.method);
   }
-  std::vector<std::string> methods(allowed.begin(), allowed.end());
+  if (allowed.count("GET") != 0) allowed.insert("HEAD");
+  return {allowed.begin(), allowed.end()};
+}
+
+RestResponse Router::MethodNotAllowed(const std::string& method, const std::string& path) const {
+  std::vector<std::string> methods = AllowedMethods(path);
+  if (methods.empty()) return NotFound(path);
   RestResponse res;
   res.status = 405;
   res.body = ErrorBody(std::vector<std::string>{
-      "method '" + request.method + "' is not allowed on '" + request.path + "'",
-      "hint: use " + Join(methods, " or ")});
+      "method '" + method + "' is not allowed on '" + path + "'", "hint: use " + Join(methods, " or ")});
   res.headers.emplace_back("Allow", Join(methods, ", "));
   return res;
 }

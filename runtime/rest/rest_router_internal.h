@@ -51,8 +51,15 @@ class Router {
   // Strips an optional "/v1" prefix and a trailing '/', then runs the most specific
   // route for the path and method (a literal segment beats a ":param" one).
   // A path no route matches → 404 {"errors":["Not found: <path>"]}; a path that some
-  // route matches but not with this method → 405 with an Allow header.
+  // route matches but not with this method → MethodNotAllowed().
   RestResponse Route(RestRequest& request) const;
+
+  // The methods `path` is served with, sorted: those of every route that matches it, and
+  // HEAD wherever GET is (it is answered as GET). Empty when no route matches.
+  std::vector<std::string> AllowedMethods(const std::string& path) const;
+  // 405 for `method` on `path` with Flink's error body and an Allow header listing
+  // AllowedMethods(path); 404 when no route matches the path.
+  RestResponse MethodNotAllowed(const std::string& method, const std::string& path) const;
 
  private:
   struct Route_ {

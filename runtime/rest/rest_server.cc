@@ -89,9 +89,10 @@ struct RestServer::Impl {
     } else if (res.status == 414) {
       errors.push_back("request URI is too long");
     } else if (res.status == 400 && (req.method == "TRACE" || req.method == "CONNECT")) {
-      // httplib parses these methods but has no handlers for them.
-      res.status = 405;
-      errors.push_back("method '" + req.method + "' is not allowed on '" + req.path + "'");
+      // httplib parses these methods but has no handlers for them: the router's 405 (with
+      // its Allow header), or its 404 for a path nothing serves.
+      WriteResponse(router.MethodNotAllowed(req.method, req.path), res);
+      return httplib::Server::HandlerResponse::Handled;
     } else if (res.status == 400) {
       errors.push_back("bad request: the HTTP request could not be parsed");
     } else {

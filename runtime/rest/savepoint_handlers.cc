@@ -6,9 +6,10 @@
 //   POST /savepoint-disposal                → 200 {"request-id"} (200, not 202, as Flink)
 //   GET  /savepoint-disposal/:triggerid     → 200 AsynchronousOperationResult
 //                                             (AsynchronousOperationInfo)
-// Errors known when triggering (unknown job, job not running, no target directory) are
-// answered at once through the status mapping; failures of the operation itself are
-// reported in the status ("COMPLETED" with a "failure-cause").
+// As in Flink, a trigger for an unknown job or a job that is not running is accepted (202)
+// and its status reports the failure ("COMPLETED" with a "failure-cause"), like failures of
+// the operation itself; a malformed request or a missing target directory is answered at
+// once through the status mapping (400).
 
 #include "runtime/rest/rest_handlers_internal.h"
 #include "runtime/rest/rest_json_internal.h"
@@ -17,45 +18,33 @@ namespace weir::runtime {
 
 namespace {
 
-// The ":triggerid" path parameter; InvalidArgument (→ 400) naming the text.
-Result<TriggerId> TriggerIdFromPath(const RestRequest& request) {
-  auto it = request.path_params.find("triggerid");
-  const std::string text = it == request.path_params.end() ? "" : it->second;
-  Result<TriggerId> id = TriggerId::Parse(text);
-  if (!id.ok()) {
-    return Status::InvalidArgument("invalid trigger id '" + text + "' in path '" + request.path +
-                                   "': " + id.status().message())
-        .WithHint("a trigger id is the 32 hex character 'request-id' the trigger request returned");
-  }
-  return id;
-}
-
 RestResponse HandleTriggerSavepoint(const RestContext& ctx, const RestRequest& request) {
   WEIR_REST_ASSIGN_OR_RESPOND(JobId id, JobIdFromPath(request));
   WEIR_REST_ASSIGN_OR_RESPOND(SavepointTriggerRequest body,
                               ParseSavepointTriggerRequest(request.body));
-  WEIR_REST_ASSIGN_OR_RESPOND(
-      TriggerId trigger,
-      ctx.dispatcher->TriggerSavepoint(id, body.target_directory, body.cancel_job,
-                                       body.format_type, body.trigger_id));
-  return JsonResponse(202, TriggerResponseJson(trigger));
+  return TriggerAnswer(ctx, FailedTriggers::Kind::kSavepoint, id, body.trigger_id,
+                       ctx.dispatcher->TriggerSavepoint(id, body.target_directory, body.cancel_job,
+                                                        body.format_type, body.trigger_id),
+                       kDefaultSavepointFailureClass);
 }
 
 RestResponse HandleStopWithSavepoint(const RestContext& ctx, const RestRequest& request) {
   WEIR_REST_ASSIGN_OR_RESPOND(JobId id, JobIdFromPath(request));
   WEIR_REST_ASSIGN_OR_RESPOND(StopWithSavepointRequest body,
                               ParseStopWithSavepointRequest(request.body));
-  WEIR_REST_ASSIGN_OR_RESPOND(
-      TriggerId trigger, ctx.dispatcher->StopWithSavepoint(id, body.target_directory, body.drain,
-                                                           body.format_type, body.trigger_id));
-  return JsonResponse(202, TriggerResponseJson(trigger));
+  return TriggerAnswer(ctx, FailedTriggers::Kind::kSavepoint, id, body.trigger_id,
+                       ctx.dispatcher->StopWithSavepoint(id, body.target_directory, body.drain,
+                                                         body.format_type, body.trigger_id),
+                       kDefaultSavepointFailureClass);
 }
 
 RestResponse HandleSavepointStatus(const RestContext& ctx, const RestRequest& request) {
   WEIR_REST_ASSIGN_OR_RESPOND(JobId id, JobIdFromPath(request));
   WEIR_REST_ASSIGN_OR_RESPOND(TriggerId trigger, TriggerIdFromPath(request));
-  WEIR_REST_ASSIGN_OR_RESPOND(AsyncOperationStatus status,
-                              ctx.dispatcher->GetSavepointStatus(id, trigger));
+  WEIR_REST_ASSIGN_OR_RESPOND(
+      AsyncOperationStatus status,
+      StatusOrRecordedFailure(ctx, FailedTriggers::Kind::kSavepoint, id, trigger,
+                              ctx.dispatcher->GetSavepointStatus(id, trigger)));
   WEIR_REST_ASSIGN_OR_RESPOND(nlohmann::json body, SavepointStatusJson(status));
   return JsonResponse(200, body);
 }

@@ -1,7 +1,8 @@
-// Request bodies and responses of the savepoint, stop-with-savepoint and disposal routes
-// (as Flink; OpenAPI SavepointTriggerRequestBody,
-// StopWithSavepointRequestBody, SavepointDisposalRequest, TriggerResponse,
-// AsynchronousOperationResult, SavepointInfo, AsynchronousOperationInfo).
+// Request bodies and responses of the asynchronous operations: savepoint, stop-with-savepoint,
+// disposal and checkpoint triggers (as Flink; OpenAPI SavepointTriggerRequestBody,
+// StopWithSavepointRequestBody, SavepointDisposalRequest, CheckpointTriggerRequestBody,
+// TriggerResponse, AsynchronousOperationResult, SavepointInfo, AsynchronousOperationInfo,
+// CheckpointInfo).
 
 #include <algorithm>
 
@@ -42,6 +43,13 @@ const BodyClass& SavepointDisposalClass() {
   static const BodyClass c{"SavepointDisposalRequest",
                            {"savepoint-path"},
                            R"({"savepoint-path": "file:///savepoints/savepoint-0123ab-0123456789ab"})"};
+  return c;
+}
+
+const BodyClass& CheckpointTriggerClass() {
+  static const BodyClass c{"CheckpointTriggerRequestBody",
+                           {"checkpointType", "triggerId"},
+                           R"({"checkpointType": "FULL"})"};
   return c;
 }
 
@@ -189,6 +197,27 @@ Result<std::string> ParseSavepointDisposalRequest(const std::string& body) {
   return path;
 }
 
+Result<CheckpointTriggerRequest> ParseCheckpointTriggerRequest(const std::string& body) {
+  const BodyClass& c = CheckpointTriggerClass();
+  WEIR_ASSIGN_OR_RETURN(json j, ParseObject(body, c));
+  CheckpointTriggerRequest req;
+  if (const json* v = Present(j, "checkpointType")) {
+    std::string upper = v->is_string() ? ToUpper(Trim(v->get<std::string>())) : "";
+    if (upper == "CONFIGURED") {
+      req.type = CheckpointTriggerType::kConfigured;
+    } else if (upper == "FULL") {
+      req.type = CheckpointTriggerType::kFull;
+    } else if (upper == "INCREMENTAL") {
+      req.type = CheckpointTriggerType::kIncremental;
+    } else {
+      return FieldError(c, "checkpointType",
+                        "must be CONFIGURED, FULL or INCREMENTAL, got " + v->dump());
+    }
+  }
+  WEIR_RETURN_IF_ERROR(ReadTriggerId(j, c, &req.trigger_id));
+  return req;
+}
+
 json TriggerResponseJson(const TriggerId& trigger) { return {{"request-id", trigger.ToHex()}}; }
 
 json SerializedThrowableJson(const std::string& class_name, const std::string& text) {
@@ -221,6 +250,22 @@ Result<json> SavepointStatusJson(const AsyncOperationStatus& status) {
   } else {
     return Status::Internal(
         "the savepoint operation completed with neither a location nor a failure cause");
+  }
+  return json{{"status", {{"id", "COMPLETED"}}}, {"operation", operation}};
+}
+
+Result<json> CheckpointTriggerStatusJson(const AsyncOperationStatus& status) {
+  if (!status.completed) return InProgressJson();
+  json operation;
+  if (status.failure) {
+    const std::string& cls = status.failure_class.empty() ? std::string(kDefaultCheckpointFailureClass)
+                                                          : status.failure_class;
+    operation = {{"failureCause", SerializedThrowableJson(cls, *status.failure)}};
+  } else if (status.checkpoint_id >= 0) {
+    operation = {{"checkpointId", status.checkpoint_id}};
+  } else {
+    return Status::Internal(
+        "the checkpoint operation completed with neither a checkpoint id nor a failure cause");
   }
   return json{{"status", {{"id", "COMPLETED"}}}, {"operation", operation}};
 }

@@ -27,6 +27,7 @@ rows = [
     ("weir list", median_ms(lambda i: [weir, "list", *m])),
     ("weir list -a --output json", median_ms(lambda i: [weir, "list", "-a", "--output", "json", *m])),
     ("weir savepoint <job> <dir>", median_ms(lambda i: [weir, "savepoint", *m, job, f"{tmp}/sp"])),
+    ("weir checkpoint <job>", median_ms(lambda i: [weir, "checkpoint", *m, job])),
     ("weir run -d (upload + start)", median_ms(run_detached)),
 ]
 out = subprocess.run([weir, "list", "--output", "json", *m], capture_output=True, text=True).stdout

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # End-to-end: compatibility with a real Apache Flink (2.3.0 from PyPI, scripts/peers/flink.sh).
 #
-#   a. Flink's own bin/flink against weir-runtime: list, savepoint (the path is a weir
-#      savepoint that `weir inspect` reads), stop -p, cancel, list -a, savepoint -d.
+#   a. Flink's own bin/flink against weir-runtime: list, checkpoint (and -full), savepoint (the
+#      path is a weir savepoint that `weir inspect` reads), stop -p, cancel, list -a,
+#      savepoint -d.
 #   b. weir's tools against a Flink standalone session cluster running a streaming SQL job
 #      (datagen -> blackhole, submitted with bin/sql-client.sh): list (same bytes as
-#      `flink list`), list --output json, savepoint, stop -p, cancel, dispose, and the errors
-#      (unknown job, unreachable cluster, a Flink savepoint given to weir inspect, a .so
-#      submitted to Flink).
+#      `flink list`), list --output json, checkpoint, savepoint, stop -p, cancel, dispose, and
+#      the errors (unknown job, unreachable cluster, a Flink savepoint given to weir inspect, a
+#      .so submitted to Flink, a jar whose program fails: its root cause in two lines, sent
+#      with claimMode, which Flink 2.x does not log as deprecated).
 #
 #   bash tests/e2e/flink_compat.sh [build-dir]
 #
@@ -91,7 +93,9 @@ start_runtime "$port" -D "execution.checkpointing.savepoint-dir=$sp"
 pass
 
 submit() { # submit: an endless number_sum with `weir run -d -m`; sets job
-  run "$WEIR" run -d "${m[@]}" "$NUMBER_SUM" --count 0 --rate 100 --sink discard
+  # Checkpointing on (its statistics show the triggered checkpoints), periodic ones rare.
+  run "$WEIR" run -d "${m[@]}" -D execution.checkpointing.interval=1h "$NUMBER_SUM" --count 0 \
+    --rate 100 --sink discard
   expect_rc 0
   job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
   [[ -n "$job" ]] || fail "no job id printed"
@@ -109,6 +113,35 @@ if [[ "$RC" != 0 ]]; then why_java /jobs/overview; fi
 expect_rc 0
 expect_out_line "-+ Running/Restarting Jobs -+"
 expect_out_line "[0-9]{2}\\.[0-9]{2}\\.[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} : $job_a : Number Sum \\(RUNNING\\)"
+pass
+
+# weir_checkpoint_state ID: the status of checkpoint ID of job_a in weir's statistics.
+weir_checkpoint_state() {
+  curl -s --max-time 5 "http://127.0.0.1:$port/jobs/$job_a/checkpoints/details/$1" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin).get("status", ""))' 2>/dev/null || true
+}
+
+check "flink checkpoint -m <job> and -full: 'Checkpoint <n> for job ... completed.', exit 0"
+flink checkpoint "${m[@]}" "$job_a"
+[[ "$RC" == 0 ]] || why_java
+expect_rc 0
+expect_out_line "Triggering checkpoint for job $job_a\\."
+expect_out_line "Checkpoint [0-9]+ for job $job_a completed\\."
+chk1="$(sed -n 's/^Checkpoint \([0-9]*\) for job .* completed\.$/\1/p' "$OUT_FILE")"
+[[ "$(weir_checkpoint_state "$chk1")" == COMPLETED ]] || fail "weir does not list checkpoint $chk1 as COMPLETED"
+flink checkpoint "${m[@]}" -full "$job_a"
+[[ "$RC" == 0 ]] || why_java
+expect_rc 0
+expect_out_line "Checkpoint\\(FULL\\) [0-9]+ for job $job_a completed\\."
+chk2="$(sed -n 's/^Checkpoint(FULL) \([0-9]*\) for job .* completed\.$/\1/p' "$OUT_FILE")"
+((chk2 > chk1)) || fail "the FULL checkpoint $chk2 is not newer than $chk1"
+pass
+
+check "flink checkpoint -m <unknown job>: exit 1, the job was not found"
+flink checkpoint "${m[@]}" 0123456789abcdef0123456789abcdef
+expect_rc 1
+expect_err_has "Failed to trigger a checkpoint for the job 0123456789abcdef0123456789abcdef."
+expect_err_has "not found"
 pass
 
 check "flink savepoint -m <job> <dir>: 'Savepoint completed. Path: ...', exit 0"
@@ -267,6 +300,20 @@ fsp1="$(flink_savepoint_path)"
 flink_state_is "$fjob1" RUNNING || fail "the Flink job is not RUNNING after the savepoint"
 pass
 
+check "weir checkpoint -m <flink> <job> and --full --output json: Flink's checkpoints, exit 0"
+run "$WEIR" checkpoint "${fm[@]}" "$fjob1"
+expect_rc 0
+expect_out_line "Checkpoint [0-9]+ for job $fjob1 completed\\."
+run "$WEIR" checkpoint "${fm[@]}" --full --output json "$fjob1"
+expect_rc 0
+expect_out_json
+[[ "$(json_get "d['checkpointType']")" == FULL && "$(json_get "d['checkpointId'] > 0")" == True ]] ||
+  fail "unexpected JSON"
+run "$WEIR" checkpoint "${fm[@]}" 0123456789abcdef0123456789abcdef
+expect_rc 1
+expect_err_has "FlinkJobNotFoundException"
+pass
+
 check "weir inspect on a Flink savepoint: exit 1, says it is Flink's"
 run "$WEIR" inspect "$fsp1"
 expect_rc 1
@@ -328,6 +375,29 @@ check "weir run -d -m <flink> <a .so>: refused by Flink, exit 1"
 run "$WEIR" run -d "${fm[@]}" "$NUMBER_SUM" --count 10
 expect_rc 1
 expect_err_has "Only Jar files are allowed"
+pass
+
+check "weir run -cm claim -m <flink> <a jar that fails>: the root cause in 2 lines, claimMode sent"
+mkdir -p "$tmp/failjar"
+cat >"$tmp/failjar/Fail.java" <<'JAVA'
+public class Fail {
+  public static void main(String[] args) {
+    throw new IllegalStateException("weir compat: this program fails on purpose");
+  }
+}
+JAVA
+"$JAVA_HOME/bin/javac" -d "$tmp/failjar" "$tmp/failjar/Fail.java"
+(cd "$tmp/failjar" && "$JAVA_HOME/bin/jar" cfe fail.jar Fail Fail.class)
+run "$WEIR" run -d "${fm[@]}" -cm claim "$tmp/failjar/fail.jar"
+expect_rc 1
+(($(wc -l <"$ERR_FILE") <= 2)) || fail "the error takes $(wc -l <"$ERR_FILE") lines, not 1-2"
+expect_err_has "root cause: java.lang.IllegalStateException: weir compat: this program fails on purpose"
+expect_err_has "hint: run with -v"
+! grep -q "restoreMode' is deprecated" "$flink_work"/log/*standalonesession*.log ||
+  fail "Flink logged that weir sent the deprecated restoreMode"
+run "$WEIR" run -d -v "${fm[@]}" "$tmp/failjar/fail.jar"
+expect_rc 1
+expect_err_has "at org.apache.flink.runtime.webmonitor.handlers.JarRunHandler"
 pass
 
 check "scripts/peers/flink.sh stop: the JobManager and TaskManager are gone"

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/cli/cli11_internal.h"
+#include "lib/cli/commands/savepoint_support_internal.h"
 #include "lib/cli/run_tool.h"
 #include "lib/common/logging.h"
 #include "lib/common/string_util.h"
@@ -41,11 +42,6 @@ void TakeJobAndProgramArgs(const std::vector<std::string>& remaining, RunArgs& a
   }
   args.job_path = remaining[i];
   args.program_args.assign(remaining.begin() + static_cast<long>(i) + 1, remaining.end());
-}
-
-std::string FirstLine(const std::string& text) {
-  auto nl = text.find('\n');
-  return Trim(nl == std::string::npos ? text : text.substr(0, nl));
 }
 
 std::string JobStatusName(const std::string& application_status) {
@@ -183,12 +179,10 @@ Status ReportJobResult(const JobId& job_id, const JobExecutionResult& result, bo
     std::string cause;
     bool more = false;
     if (result.failure_cause) {
-      cause = FirstLine(result.failure_cause->stack_trace);
-      if (cause.empty()) cause = result.failure_cause->class_name;
-      more = result.failure_cause->stack_trace.find('\n') != std::string::npos &&
-             !Trim(result.failure_cause->stack_trace.substr(
-                       result.failure_cause->stack_trace.find('\n')))
-                  .empty();
+      // The root cause of a Java stack trace (Flink), else the first line.
+      cause = internal::FailureSummary(*result.failure_cause);
+      more = Trim(result.failure_cause->stack_trace) != cause &&
+             !Trim(result.failure_cause->stack_trace).empty();
       if (verbose && more) printer.err() << result.failure_cause->stack_trace << '\n';
     }
     Status st = Status::Aborted("job '" + id + "' failed" + (cause.empty() ? "" : ": " + cause));
@@ -220,6 +214,16 @@ Status RunRemote(const RunArgs& args, FlinkRestClient& client, Printer& printer)
   request.allow_non_restored_state = args.allow_non_restored_state;
   request.claim_mode = args.claim_mode;
   request.flink_configuration = std::move(flink_configuration);
+  if (!request.claim_mode.empty()) {
+    // Speak the endpoint's dialect: claimMode to Flink 1.20+ / 2.x (and weir), the older
+    // restoreMode to Flink 1.15-1.19.
+    auto version = client.ClusterVersion();
+    if (!version.ok()) {
+      if (version.status().IsUnavailable()) return version.status();
+      return version.status().WithContext("cannot tell which claim mode field the endpoint reads");
+    }
+    WEIR_ASSIGN_OR_RETURN(request.claim_mode_field, ClaimModeFieldFor(*version));
+  }
 
   auto jar_id = client.UploadJar(args.job_path);
   if (!jar_id.ok()) {

@@ -10,8 +10,6 @@ namespace weir::cli::internal {
 
 namespace {
 
-constexpr char kCausedBy[] = "Caused by: ";
-
 // The endpoint has no savepoint directory configured and none was given. Flink's REST
 // handler names the key ("Config key [state.savepoints.dir] is not set"), its checkpoint
 // coordinator says "No savepoint location given", weir's runtime names
@@ -72,14 +70,13 @@ std::string OptionalArgumentValue(const std::string& value) {
 }
 
 std::string FailureSummary(const FailureCause& cause) {
-  std::string first, root;
-  for (const std::string& raw : Split(cause.stack_trace, '\n')) {
-    std::string line = Trim(raw);
-    if (line.empty()) continue;
-    if (first.empty()) first = line;
-    if (StartsWith(line, kCausedBy)) root = Trim(line.substr(sizeof(kCausedBy) - 1));
-  }
+  std::string root = RootCauseOf(cause.stack_trace);
   if (!root.empty()) return root;
+  std::string first;
+  for (const std::string& raw : Split(cause.stack_trace, '\n')) {
+    first = Trim(raw);
+    if (!first.empty()) break;
+  }
   if (!first.empty()) return first;
   return cause.class_name.empty() ? "unknown failure (the endpoint sent no cause)"
                                   : cause.class_name;

@@ -336,4 +336,47 @@ TEST_CASE("flink rest client: execution result in progress, then completed", "[c
   CHECK(second->failure_cause->stack_trace == "java.lang.RuntimeException: boom\n\tat X");
 }
 
+
+TEST_CASE("error texts: a Java stack trace becomes its first line and root cause", "[client]") {
+  CHECK(RootCauseOf("a\nCaused by: b: x\n\tat y\nCaused by: c: z\n\t... 3 more") == "c: z");
+  CHECK(RootCauseOf("one line").empty());
+  CHECK(SummarizeErrorText("  one line  ") == "one line");
+  CHECK(SummarizeErrorText("E: top\n\tat a.b(C.java:1)\n") == "E: top");
+  CHECK(SummarizeErrorText("E: top\n\tat a\nCaused by: R: root\n\tat b") ==
+        "E: top (root cause: R: root)");
+  Status st = StatusFromHttpError(500, R"({"errors":["E: top\n\tat a\nCaused by: R: root"]})", "GET /v1/x");
+  CHECK(st.message() == "the runtime answered 'GET /v1/x' with HTTP 500: E: top (root cause: R: root)");
+  CHECK(st.hint().find("-v") != std::string::npos);
+  Status plain = StatusFromHttpError(404, R"({"errors":["Job x not found"]})", "GET /v1/x");
+  CHECK(plain.hint().empty());
+}
+
+TEST_CASE("claim mode field: restoreMode for Flink 1.15-1.19, claimMode otherwise", "[client]") {
+  struct Case {
+    const char* version;
+    ClaimModeField field;
+  };
+  for (const Case& c : std::vector<Case>{{"2.3.0", ClaimModeField::kClaimMode},
+                                         {"2.0-SNAPSHOT", ClaimModeField::kClaimMode},
+                                         {"1.20.0", ClaimModeField::kClaimMode},
+                                         {"1.19.1", ClaimModeField::kRestoreMode},
+                                         {"1.15.4", ClaimModeField::kRestoreMode},
+                                         {"0.1.0", ClaimModeField::kClaimMode},
+                                         {"unknown", ClaimModeField::kClaimMode}}) {
+    INFO(c.version);
+    auto field = ClaimModeFieldFor(c.version);
+    REQUIRE(field.ok());
+    CHECK(*field == c.field);
+  }
+  auto old = ClaimModeFieldFor("1.14.6");
+  CHECK(old.status().code() == StatusCode::kFailedPrecondition);
+  CHECK(old.status().message().find("1.14.6") != std::string::npos);
+  JarRunRequest request;
+  request.claim_mode = "CLAIM";
+  request.claim_mode_field = ClaimModeField::kRestoreMode;
+  auto body = nlohmann::json::parse(JarRunRequestToJson(request));
+  CHECK(body["restoreMode"] == "CLAIM");
+  CHECK_FALSE(body.contains("claimMode"));
+}
+
 }  // namespace weir

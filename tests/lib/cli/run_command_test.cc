@@ -213,9 +213,16 @@ struct FakeJobEndpoint {
   std::string run_body;
   std::atomic<int> polls{0};
   std::atomic<int> deletes{0};
+  std::atomic<int> overviews{0};
+  std::string flink_version = "2.3.0";  // GET /v1/overview's "flink-version"
 
   FakeJobEndpoint(int in_progress_polls, std::string application_status,
                   std::string failure_cause_json = "") {
+    http.server().Get("/v1/overview", [this](const httplib::Request&, httplib::Response& res) {
+      ++overviews;
+      res.set_content(R"({"taskmanagers":1,"flink-version":")" + flink_version + R"("})",
+                      "application/json");
+    });
     http.server().Post("/v1/jars/upload", [this](const httplib::Request& req,
                                                  httplib::Response& res) {
       uploaded = req.get_file_value("jarfile").content;
@@ -297,6 +304,47 @@ TEST_CASE("run remote: attached, the job succeeds", "[cli][run]") {
   CHECK(body["flinkConfiguration"]["execution.checkpointing.interval"] == "1 s");
 }
 
+TEST_CASE("run remote: the claim mode goes in the field the endpoint's version reads",
+          "[cli][run]") {
+  TempDir dir;
+  std::string job = dir.Write("job.so", "job-bytes");
+  struct Case {
+    std::string version;
+    const char* field;       // the one field sent
+    const char* not_sent;
+  };
+  for (const Case& c : std::vector<Case>{{"2.3.0", "claimMode", "restoreMode"},
+                                         {"1.20.1", "claimMode", "restoreMode"},
+                                         {"1.19.1", "restoreMode", "claimMode"},
+                                         {"1.15.0", "restoreMode", "claimMode"},
+                                         {"0.1.0", "claimMode", "restoreMode"}}) {
+    INFO(c.version);
+    FakeJobEndpoint endpoint(0, "SUCCEEDED");
+    endpoint.flink_version = c.version;
+    auto r = Remote(endpoint, {"-d", "-cm", "no_claim", "-s", "/sp", job});
+    REQUIRE(r.status.ok());
+    auto body = nlohmann::json::parse(endpoint.run_body);
+    CHECK(body[c.field] == "NO_CLAIM");
+    CHECK_FALSE(body.contains(c.not_sent));
+  }
+  // Without -cm neither field is sent and the version is not asked for.
+  FakeJobEndpoint plain(0, "SUCCEEDED");
+  REQUIRE(Remote(plain, {"-d", job}).status.ok());
+  CHECK(plain.overviews == 0);
+  auto body = nlohmann::json::parse(plain.run_body);
+  CHECK_FALSE(body.contains("claimMode"));
+  CHECK_FALSE(body.contains("restoreMode"));
+  // Flink before 1.15 has no claim modes: refused before anything is uploaded.
+  FakeJobEndpoint old(0, "SUCCEEDED");
+  old.flink_version = "1.14.6";
+  auto r = Remote(old, {"-d", "-cm", "claim", job});
+  CHECK(r.status.code() == StatusCode::kFailedPrecondition);
+  CHECK(ExitCodeFor(r.status) == kExitFailed);
+  CHECK(r.status.message().find("Flink 1.14.6") != std::string::npos);
+  CHECK(r.status.hint().find("-cm") != std::string::npos);
+  CHECK(old.uploaded.empty());
+}
+
 TEST_CASE("run remote: detached returns after the submission", "[cli][run]") {
   TempDir dir;
   std::string job = dir.Write("job.so", "job-bytes");
@@ -334,6 +382,59 @@ TEST_CASE("run remote: a failed job exits 1 with its failure cause", "[cli][run]
   auto doc = nlohmann::json::parse(r.out);
   CHECK(doc["status"] == "FAILED");
   CHECK(doc["failure-cause"]["class"] == "weir::TaskFailure");
+}
+
+TEST_CASE("run remote: a Java failure cause is reported by its root cause", "[cli][run]") {
+  TempDir dir;
+  std::string job = dir.Write("job.so", "job-bytes");
+  FakeJobEndpoint endpoint(
+      0, "FAILED",
+      R"({"class":"org.apache.flink.runtime.client.JobExecutionException","stack-trace":)"
+      R"("org.apache.flink.runtime.JobException: Recovery is suppressed by NoRestartBackoffTimeStrategy\n)"
+      R"(\tat org.apache.flink.runtime.X.y(X.java:1)\nCaused by: java.lang.ArithmeticException: / by zero\n)"
+      R"(\tat job.Main.map(Main.java:7)\n"})");
+  auto r = Remote(endpoint, {job});
+  CHECK(r.status.message() ==
+        std::string("job '") + kJobId + "' failed: java.lang.ArithmeticException: / by zero");
+  CHECK(r.status.hint() == "run with -v to see the whole failure cause");
+}
+
+TEST_CASE("run remote: a Java stack trace in an error answer is cut to its root cause",
+          "[cli][run]") {
+  TempDir dir;
+  std::string job = dir.Write("job.so", "job-bytes");
+  TestHttpServer http;
+  http.server().Post("/v1/jars/upload", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"filename":"/upload/77_job.jar","status":"success"})", "application/json");
+  });
+  std::string trace =
+      "org.apache.flink.runtime.rest.handler.RestHandlerException: Could not execute application.\n";
+  for (int i = 0; i < 60; ++i) trace += "\tat org.apache.flink.Frame" + std::to_string(i) + "(F.java:1)\n";
+  trace +=
+      "Caused by: org.apache.flink.client.program.ProgramInvocationException: The main method caused "
+      "an error: no job here\n\tat x.y(Z.java:2)\nCaused by: java.lang.IllegalStateException: no "
+      "job here\n\t... 12 more\n";
+  http.server().Post("/v1/jars/77_job.jar/run", [&](const httplib::Request&, httplib::Response& res) {
+    res.status = 500;
+    res.set_content(nlohmann::json{{"errors", {trace}}}.dump(), "application/json");
+  });
+  http.server().Delete("/v1/jars/77_job.jar", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{}", "application/json");
+  });
+  http.Start();
+  auto p = ParseRun({"-d", job});
+  REQUIRE(p.ok);
+  FlinkRestClient client(http.options());
+  std::ostringstream out, err;
+  Printer printer(OutputFormat::kText, out, err);
+  Status st = RunRemote(p.args, client, printer);
+  CHECK(ExitCodeFor(st) == kExitFailed);
+  CHECK(st.message() == "cannot run '" + job +
+                            "': the runtime answered 'POST /v1/jars/77_job.jar/run' with HTTP 500: "
+                            "org.apache.flink.runtime.rest.handler.RestHandlerException: Could not "
+                            "execute application. (root cause: java.lang.IllegalStateException: no "
+                            "job here)");
+  CHECK(st.hint() == "run with -v to see the endpoint's whole error (a stack trace)");
 }
 
 TEST_CASE("run remote: a cancelled job exits 1", "[cli][run]") {

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "lib/cli/commands/cancel_command.h"
+#include "lib/cli/commands/checkpoint_command.h"
 #include "lib/cli/commands/inspect_command.h"
 #include "lib/cli/commands/list_command.h"
 #include "lib/cli/commands/run_command.h"
@@ -163,6 +164,7 @@ TEST_CASE("tools: the man pages' SYNOPSIS equals the usage line of --help", "[to
   CHECK(ManSynopsis("weir-runtime.1") == "weir runtime [-D key=value]... [--rest-port N] [-v]");
   CHECK(ManSynopsis("weir-stop.1") == kStopUsage);
   CHECK(ManSynopsis("weir-inspect.1") == kInspectUsage);
+  CHECK(ManSynopsis("weir-checkpoint.1") == kCheckpointUsage);
   // Two forms, one after the other.
   CHECK(ManSynopsis("weir-savepoint.1") ==
         std::string(kSavepointUsage) + " " + kSavepointDisposeUsage);
@@ -178,6 +180,8 @@ TEST_CASE("tools: the man pages' SYNOPSIS equals the usage line of --help", "[to
   CHECK(UsageLineOf(r.out) == ManSynopsis("weir-stop.1"));
   r = RunProcess({kBin + "weir-inspect", "--help"});
   CHECK(UsageLineOf(r.out) == ManSynopsis("weir-inspect.1"));
+  r = RunProcess({kBin + "weir-checkpoint", "--help"});
+  CHECK(UsageLineOf(r.out) == ManSynopsis("weir-checkpoint.1"));
   r = RunProcess({kBin + "weir-savepoint", "--help"});
   CHECK(UsageLineOf(r.out) == kSavepointUsage);
   CHECK(r.out.find("\n       " + std::string(kSavepointDisposeUsage) + "\n") != std::string::npos);
@@ -207,6 +211,13 @@ TEST_CASE("tools: weir-savepoint, weir-stop and weir-inspect exit codes", "[tool
   r = RunProcess({kBin + "weir-stop", "-m", refused, "-p", job});
   CHECK(r.exit_code == 3);
   CHECK(r.out.rfind("Suspending job \"" + job + "\" with a CANONICAL savepoint.\n", 0) == 0);
+
+  r = RunProcess({kBin + "weir", "checkpoint"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind("weir-checkpoint: missing JobID", 0) == 0);
+  r = RunProcess({kBin + "weir-checkpoint", "-m", refused, "--full", job});
+  CHECK(r.exit_code == 3);
+  CHECK(r.out == "Triggering checkpoint for job " + job + ".\nWaiting for response...\n");
 
   r = RunProcess({kBin + "weir-cancel", "-m", refused, "-s", job});
   CHECK(r.exit_code == 3);

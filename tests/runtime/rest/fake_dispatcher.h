@@ -94,6 +94,16 @@ class FakeDispatcher : public Dispatcher {
     std::lock_guard<std::mutex> l(mu_);
     return disposal_calls_;
   }
+  // One accepted TriggerCheckpoint.
+  struct CheckpointCall {
+    JobId job;
+    CheckpointTriggerType type;
+    std::optional<TriggerId> requested_trigger;
+  };
+  std::vector<CheckpointCall> checkpoint_calls() {
+    std::lock_guard<std::mutex> l(mu_);
+    return checkpoint_calls_;
+  }
   std::vector<JobId> cancelled() {
     std::lock_guard<std::mutex> l(mu_);
     return cancelled_;
@@ -201,6 +211,42 @@ class FakeDispatcher : public Dispatcher {
       }
     }
     return op.result;
+  }
+  // Checkpoints complete on the second status poll with ids 1, 2, ... in trigger order;
+  // INCREMENTAL is refused as weir's hashmap backend refuses it.
+  Result<TriggerId> TriggerCheckpoint(const JobId& id, CheckpointTriggerType type,
+                                      std::optional<TriggerId> trigger_id) override {
+    std::lock_guard<std::mutex> l(mu_);
+    JobInfo* job = Find(id);
+    if (job == nullptr) return NotFound(id);
+    if (trigger_id && checkpoint_ops_.count({id, *trigger_id})) return *trigger_id;  // a retry
+    if (job->status != JobStatus::kRunning) {
+      return Status::FailedPrecondition("cannot checkpoint job '" + id.ToHex() + "': it is " +
+                                        JobStatusName(job->status) + ", not RUNNING");
+    }
+    if (type == CheckpointTriggerType::kIncremental) {
+      return Status::InvalidArgument("cannot take an INCREMENTAL checkpoint of job '" + id.ToHex() +
+                                     "': the 'hashmap' state backend takes full checkpoints only");
+    }
+    TriggerId trigger = trigger_id ? *trigger_id : Id16::Generate();
+    checkpoint_calls_.push_back({id, type, trigger_id});
+    Operation op;
+    op.result.completed = true;
+    op.result.checkpoint_id = ++last_checkpoint_id_;
+    checkpoint_ops_[{id, trigger}] = op;
+    return trigger;
+  }
+  Result<AsyncOperationStatus> GetCheckpointTriggerStatus(const JobId& id,
+                                                          const TriggerId& trigger) override {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!Known(id)) return NotFound(id);
+    auto it = checkpoint_ops_.find({id, trigger});
+    if (it == checkpoint_ops_.end()) {
+      return Status::NotFound("no checkpoint operation '" + trigger.ToHex() + "' for job '" +
+                              id.ToHex() + "'");
+    }
+    if (++it->second.polls < 2) return AsyncOperationStatus{};
+    return it->second.result;
   }
   Result<TriggerId> DisposeSavepoint(const std::string& path,
                                      std::optional<TriggerId> trigger_id) override {
@@ -363,6 +409,9 @@ class FakeDispatcher : public Dispatcher {
   std::set<std::string> savepoints_;
   std::map<std::pair<JobId, TriggerId>, Operation> savepoint_ops_;
   std::map<TriggerId, Operation> disposal_ops_;
+  std::map<std::pair<JobId, TriggerId>, Operation> checkpoint_ops_;
+  std::vector<CheckpointCall> checkpoint_calls_;
+  int64_t last_checkpoint_id_ = 0;
   std::vector<SavepointCall> savepoint_calls_;
   std::vector<std::string> disposal_calls_;
 };

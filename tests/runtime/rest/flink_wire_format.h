@@ -30,6 +30,8 @@ needs it to rebuild the exception **[behaviour of the Java client on a missing o
 
 `{"status": {"id": "IN_PROGRESS"}}` while running. When done:
 `{"status":{"id":"COMPLETED"},"job-execution-result":{"id":"<jobid>","application-status":"SUCCEEDED"|"FAILED"|"CANCELED"|"UNKNOWN","accumulator-results":{"<name>":<serialized value>},"net-runtime":<ms>,"failure-cause":<SerializedThrowable, only on failure>}}`.
+Flink 2.x's `JobResultSerializer` also writes `"name":"<job name>"`, `"start-time":<ms>` and `"end-time":<ms>`
+(and `"application-id"` for application-mode jobs); its `JobResultDeserializer` reads them and ignores unknown fields.
 **The OpenAPI schema (`JobResult`: `jobId`, `applicationStatus`, `netRuntime`, `accumulatorResults`,
 `serializedThrowable`, `success`) does not match the JSON on the wire.** The real serializer
 (`JobResultSerializer`) writes the kebab-case names above.

@@ -69,7 +69,17 @@ TEST_CASE("Router: /v1 prefix, literal beats parameter, 404 and 405", "[rest][ro
   RestResponse not_allowed = route("DELETE", "/jobs/abc");
   CHECK(not_allowed.status == 405);
   REQUIRE(not_allowed.headers.size() == 1);
-  CHECK(not_allowed.headers[0] == std::make_pair(std::string("Allow"), std::string("GET, PATCH")));
+  // Exactly the methods the path is served with: HEAD too, since it is answered as GET.
+  CHECK(not_allowed.headers[0] == std::make_pair(std::string("Allow"), std::string("GET, HEAD, PATCH")));
+  CHECK(router.AllowedMethods("/v1/jobs/abc") == std::vector<std::string>{"GET", "HEAD", "PATCH"});
+  CHECK(router.AllowedMethods("/jobs/abc/def").empty());
+  CHECK(router.MethodNotAllowed("TRACE", "/jobs/abc/def").status == 404);
+  RestResponse trace = router.MethodNotAllowed("TRACE", "/jobs/overview");
+  CHECK(trace.status == 405);
+  CHECK(trace.headers == std::vector<std::pair<std::string, std::string>>{{"Allow", "GET, HEAD, PATCH"}});
+  // A path served by POST only allows POST; HEAD comes only with GET.
+  router.Add("POST", "/jars/upload", reply("upload"));
+  CHECK(router.AllowedMethods("/jars/upload") == std::vector<std::string>{"POST"});
 }
 
 TEST_CASE("TokenizeProgramArgs splits like a shell, without expansion", "[rest][json]") {

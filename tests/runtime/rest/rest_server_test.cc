@@ -325,12 +325,16 @@ TEST_CASE("unknown paths answer 404, wrong methods 405", "[rest]") {
 
   auto post = f.client->Post("/v1/overview", "{}", "application/json");
   RequireErrorShape(post, 405);
-  CHECK(post->get_header_value("Allow") == "GET");
+  CHECK(post->get_header_value("Allow") == "GET, HEAD");
   auto del = f.client->Delete("/jobs");
   RequireErrorShape(del, 405);
   auto put = f.client->Put(("/v1/jobs/" + kRunning).c_str(), "{}", "application/json");
   RequireErrorShape(put, 405);
-  CHECK(put->get_header_value("Allow") == "GET, PATCH");
+  CHECK(put->get_header_value("Allow") == "GET, HEAD, PATCH");
+  // Every method the Allow header lists is answered with something other than 405.
+  CHECK(f.client->Get(("/v1/jobs/" + kRunning).c_str())->status == 200);
+  CHECK(f.client->Head(("/v1/jobs/" + kRunning).c_str())->status == 200);
+  CHECK(f.client->Patch(("/v1/jobs/" + kRunning + "?mode=cancel").c_str())->status == 202);
   RequireErrorShape(f.client->Get("/jars/upload"), 405);
   // Methods httplib parses but has no handlers for.
   httplib::Request trace;
@@ -339,6 +343,9 @@ TEST_CASE("unknown paths answer 404, wrong methods 405", "[rest]") {
   auto traced = f.client->send(trace);
   RequireErrorShape(traced, 405);
   CHECK(FirstError(traced) == "method 'TRACE' is not allowed on '/v1/jobs'");
+  CHECK(traced->get_header_value("Allow") == "GET, HEAD");
+  trace.path = "/v1/no/such/thing";
+  RequireErrorShape(f.client->send(trace), 404);
   RequireErrorShape(f.client->Get("/jars/some.so/run"), 405);
 }
 

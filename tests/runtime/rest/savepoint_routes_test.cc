@@ -357,20 +357,30 @@ TEST_CASE("dispatcher and path errors use the usual status mapping", "[rest][sav
   const json body = {{"target-directory", "/sp"}};
   const json stop_body = {{"targetDirectory", "/sp"}};
 
-  // Unknown job: 404 for the triggers and the status.
-  for (const auto& [route, b] : {std::pair{"savepoints", body}, std::pair{"stop", stop_body}}) {
-    Reply r = Post(f, "/v1/jobs/" + kUnknown + "/" + route, b.dump());
-    CHECK(r.status == 404);
-    CHECK(Errors(r).find(kUnknown) != std::string::npos);
+  // Unknown job, or a job that is not running: as in Flink, the trigger is accepted (202)
+  // and its status reports the failure; a trigger id the request chose is kept.
+  const std::string chosen = "00000000000000000000000000000abc";
+  for (const auto& [job, expected] : {std::pair{kUnknown, std::string("job '" + kUnknown + "' not found")},
+                                      std::pair{kFailed, std::string("not running")}}) {
+    for (const auto& [route, b] : {std::pair{"savepoints", body}, std::pair{"stop", stop_body}}) {
+      INFO(job << " " << route);
+      std::string trigger = Trigger(f, "/v1/jobs/" + job + "/" + route, b);
+      Reply status = Get(f, SavepointStatusUrl("/v1", job, trigger));
+      CHECK(status.status == 200);
+      CHECK(status.body["status"]["id"] == "COMPLETED");
+      const json& cause = status.body["operation"]["failure-cause"];
+      CHECK(cause["class"] == (job == kUnknown ? "weir::JobNotFoundException" : "weir::SavepointException"));
+      CHECK(cause["stack-trace"].get<std::string>().find(expected) != std::string::npos);
+      CHECK(!cause["serialized-throwable"].get<std::string>().empty());
+      // The recorded failure is only found on its own job's status route.
+      CHECK(Get(f, SavepointStatusUrl("/v1", kRunning, trigger)).status == 404);
+      json with_id = b;
+      with_id["triggerId"] = chosen;
+      CHECK(Trigger(f, "/v1/jobs/" + job + "/" + route, with_id) == chosen);
+    }
   }
   CHECK(Get(f, SavepointStatusUrl("/v1", kUnknown, kRunning)).status == 404);
-
-  // A job that is not running: 409.
-  for (const auto& [route, b] : {std::pair{"savepoints", body}, std::pair{"stop", stop_body}}) {
-    Reply r = Post(f, "/v1/jobs/" + kFailed + "/" + route, b.dump());
-    CHECK(r.status == 409);
-    CHECK(Errors(r).find("not running") != std::string::npos);
-  }
+  CHECK(f.dispatcher.savepoint_calls().empty());
 
   // No target directory and none configured: 400 from the dispatcher.
   Reply no_dir = Post(f, "/v1/jobs/" + kRunning + "/savepoints", "{}");
