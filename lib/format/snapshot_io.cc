@@ -1,17 +1,33 @@
 #include "lib/format/snapshot_io.h"
 
-#include <filesystem>
+#include <algorithm>
+#include <cstdlib>
 
 #include "lib/common/string_util.h"
-
-namespace fs = std::filesystem;
+#include "lib/fs/file_system.h"
 
 namespace weir {
 
+namespace {
+
+std::string_view AsText(const Bytes& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+
+// "chk-<n>" -> n; -1 for other names.
+int64_t CheckpointNumber(const std::string& name) {
+  if (name.rfind("chk-", 0) != 0 || name.size() == 4) return -1;
+  char* end = nullptr;
+  long long n = std::strtoll(name.c_str() + 4, &end, 10);
+  return *end == '\0' && n >= 0 ? n : -1;
+}
+
+}  // namespace
+
 Status WriteSnapshot(const std::string& dir, CompletedSnapshot& snapshot) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Status::IOError("cannot create checkpoint directory '" + dir + "': " + ec.message());
+  WEIR_ASSIGN_OR_RETURN(std::shared_ptr<FileSystem> fs, GetFileSystem(dir));
+  Status made = fs->MakeDirectories(dir);
+  if (!made.ok()) {
+    return Status(made).WithContext("cannot create checkpoint directory '" + dir + "'");
+  }
   CheckpointMetadata meta;
   meta.job_id = snapshot.job_id;
   meta.checkpoint_id = snapshot.id;
@@ -31,62 +47,72 @@ Status WriteSnapshot(const std::string& dir, CompletedSnapshot& snapshot) {
       h.subtask = static_cast<int>(s);
       h.file = Id16::Generate().ToHex();
       Bytes file = FrameFile(kStateMagic, kStateFileVersion, payload);
-      h.size = file.size();
       h.crc = Crc32cOf(payload);
-      WEIR_RETURN_IF_ERROR(WriteFileDurably((fs::path(dir) / h.file).string(), file));
-      total += static_cast<int64_t>(file.size());
+      const std::string path = JoinPath(dir, h.file);
+      WEIR_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> out, fs->Create(path));
+      WEIR_RETURN_IF_ERROR(out->Append(AsText(file)));
+      WEIR_ASSIGN_OR_RETURN(WrittenFile written, out->Close());
+      h.size = written.size;
+      total += static_cast<int64_t>(written.size);
       om.subtasks.push_back(h);
     }
     meta.operators.push_back(std::move(om));
   }
   Bytes meta_file = FrameFile(kMetaMagic, kMetadataVersion, EncodeMetadata(meta));
-  WEIR_RETURN_IF_ERROR(WriteFileDurably((fs::path(dir) / kMetadataFileName).string(), meta_file));
+  WEIR_RETURN_IF_ERROR(fs->PublishAtomically(JoinPath(dir, kMetadataFileName), AsText(meta_file)));
   snapshot.external_path = dir;
   snapshot.state_size = total + static_cast<int64_t>(meta_file.size());
   return Status::OK();
 }
 
 Result<std::string> ResolveSnapshotPath(const std::string& path_or_uri, std::string* chosen_note) {
-  const std::string path = StripFileScheme(path_or_uri);
-  std::error_code ec;
-  if (!fs::exists(path, ec)) {
+  WEIR_ASSIGN_OR_RETURN(Uri uri, Uri::Parse(path_or_uri));
+  const std::string path = uri.ToString();
+  WEIR_ASSIGN_OR_RETURN(std::shared_ptr<FileSystem> fs, GetFileSystem(path));
+  auto info = fs->Stat(path);
+  if (!info.ok() && info.status().IsNotFound()) {
     return Status::NotFound("cannot find checkpoint or savepoint '" + path + "'")
         .WithHint("pass a savepoint directory, a chk-<n> directory or its _metadata file");
   }
-  if (!fs::is_directory(path, ec)) {
-    if (fs::path(path).filename() != kMetadataFileName) {
+  if (!info.ok()) return info.status();
+  if (!info->is_directory) {
+    if (BaseName(path) != kMetadataFileName) {
       return Status::InvalidArgument("'" + path + "' is neither a snapshot directory nor a _metadata file");
     }
-    return fs::path(path).parent_path().string();
+    return ParentPath(path);
   }
-  if (fs::exists(fs::path(path) / kMetadataFileName, ec)) return path;
-  // A job's checkpoint directory: take the newest chk-<n> that has a _metadata.
-  int64_t best = -1;
-  std::string best_dir;
-  for (const auto& e : fs::directory_iterator(path, ec)) {
-    std::string name = e.path().filename().string();
-    if (name.rfind("chk-", 0) != 0 || !e.is_directory()) continue;
-    char* end = nullptr;
-    long long n = std::strtoll(name.c_str() + 4, &end, 10);
-    if (*end != '\0') continue;
-    if (n > best && fs::exists(e.path() / kMetadataFileName, ec)) {
-      best = n;
-      best_dir = e.path().string();
-    }
+  WEIR_ASSIGN_OR_RETURN(bool has_metadata, fs->Exists(JoinPath(path, kMetadataFileName)));
+  if (has_metadata) return path;
+  // A job's checkpoint directory: take the newest chk-<n> that has a _metadata (a
+  // checkpoint without one is incomplete: `_metadata` is written last).
+  WEIR_ASSIGN_OR_RETURN(std::vector<FileInfo> children, fs->List(path));
+  std::vector<std::pair<int64_t, std::string>> checkpoints;
+  for (const auto& child : children) {
+    int64_t n = CheckpointNumber(BaseName(child.path));
+    if (n >= 0 && child.is_directory) checkpoints.emplace_back(n, child.path);
   }
-  if (best < 0) {
-    return Status::NotFound("'" + path + "' holds no _metadata and no complete chk-<n> checkpoint")
-        .WithHint("a checkpoint without _metadata is incomplete and is never used");
+  std::sort(checkpoints.rbegin(), checkpoints.rend());
+  for (const auto& [n, dir] : checkpoints) {
+    WEIR_ASSIGN_OR_RETURN(bool complete, fs->Exists(JoinPath(dir, kMetadataFileName)));
+    if (!complete) continue;
+    if (chosen_note) *chosen_note = "restoring from the newest complete checkpoint '" + dir + "'";
+    return dir;
   }
-  if (chosen_note) *chosen_note = "restoring from the newest complete checkpoint '" + best_dir + "'";
-  return best_dir;
+  return Status::NotFound("'" + path + "' holds no _metadata and no complete chk-<n> checkpoint")
+      .WithHint("a checkpoint without _metadata is incomplete and is never used");
+}
+
+Result<Bytes> ReadSnapshotFile(const std::string& path) {
+  WEIR_ASSIGN_OR_RETURN(std::shared_ptr<FileSystem> fs, GetFileSystem(path));
+  return fs->ReadAll(path);
 }
 
 Result<CompletedSnapshot> LoadSnapshot(const std::string& path) {
   std::string note;
   WEIR_ASSIGN_OR_RETURN(std::string dir, ResolveSnapshotPath(path, &note));
-  std::string meta_path = (fs::path(dir) / kMetadataFileName).string();
-  WEIR_ASSIGN_OR_RETURN(Bytes meta_file, ReadFile(meta_path));
+  WEIR_ASSIGN_OR_RETURN(std::shared_ptr<FileSystem> fs, GetFileSystem(dir));
+  std::string meta_path = JoinPath(dir, kMetadataFileName);
+  WEIR_ASSIGN_OR_RETURN(Bytes meta_file, fs->ReadAll(meta_path));
   WEIR_ASSIGN_OR_RETURN(Bytes meta_payload, UnframeFile(meta_file, kMetaMagic, kMetadataVersion, meta_path));
   WEIR_ASSIGN_OR_RETURN(CheckpointMetadata meta, DecodeMetadata(meta_payload, meta_path));
   CompletedSnapshot snap;
@@ -110,10 +136,15 @@ Result<CompletedSnapshot> LoadSnapshot(const std::string& path) {
                                   std::to_string(om.parallelism));
       }
       if (h.file.empty()) continue;
-      std::string file_path = (fs::path(dir) / h.file).string();
-      auto file = ReadFile(file_path);
+      std::string file_path = JoinPath(dir, h.file);
+      auto file = fs->ReadAll(file_path);
       if (!file.ok()) {
+        if (!file.status().IsNotFound()) return file.status();
         return Status::NotFound("state file '" + file_path + "' of operator '" + om.uid + "' is missing");
+      }
+      if (file->size() != h.size) {
+        return Status::Corruption("state file '" + file_path + "' of operator '" + om.uid + "' has " +
+                                  std::to_string(file->size()) + " bytes; its metadata says " + std::to_string(h.size));
       }
       WEIR_ASSIGN_OR_RETURN(Bytes payload, UnframeFile(*file, kStateMagic, kStateFileVersion, file_path));
       if (Crc32cOf(payload) != h.crc) {
@@ -128,11 +159,9 @@ Result<CompletedSnapshot> LoadSnapshot(const std::string& path) {
 }
 
 Status DiscardSnapshotDirectory(const std::string& dir) {
-  std::error_code ec;
-  fs::remove(fs::path(dir) / kMetadataFileName, ec);
-  fs::remove_all(dir, ec);
-  if (ec) return Status::IOError("cannot delete '" + dir + "': " + ec.message());
-  return Status::OK();
+  WEIR_ASSIGN_OR_RETURN(std::shared_ptr<FileSystem> fs, GetFileSystem(dir));
+  WEIR_RETURN_IF_ERROR(fs->DeleteFiles({JoinPath(dir, kMetadataFileName)}));
+  return fs->DeleteRecursively(dir);
 }
 
 }  // namespace weir

@@ -1,14 +1,12 @@
 #include "runtime/checkpoint/checkpoint_coordinator.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "lib/common/logging.h"
 #include "lib/common/string_util.h"
 #include "lib/common/time_util.h"
 #include "lib/config/options.h"
-
-namespace fs = std::filesystem;
+#include "lib/fs/file_system.h"
 
 namespace weir::runtime {
 
@@ -62,12 +60,11 @@ Result<CheckpointSettings> CheckpointSettings::FromConfig(const Configuration& c
                                    options::kCheckpointingDir.key + "' is not set")
         .WithHint("set -D execution.checkpointing.dir=/path/to/checkpoints");
   }
-  if (!s.dir.empty() && s.dir.rfind("s3://", 0) == 0) {
-    return Status::InvalidArgument("checkpoint storage '" + s.dir + "' (s3://) is not supported by this weir yet")
-        .WithHint("use a local directory or file:// URI");
-  }
+  // A URI of a file system this weir has (s3://, hdfs://) with the settings it needs.
+  if (!s.dir.empty()) WEIR_RETURN_IF_ERROR(OpenFileSystem(s.dir, config).status());
   WEIR_ASSIGN_OR_RETURN(auto savepoint_dir, config.GetString(options::kCheckpointingSavepointDir));
   if (savepoint_dir) s.savepoint_dir = StripFileScheme(*savepoint_dir);
+  if (!s.savepoint_dir.empty()) WEIR_RETURN_IF_ERROR(OpenFileSystem(s.savepoint_dir, config).status());
   WEIR_ASSIGN_OR_RETURN(auto unaligned, config.GetBool(options::kCheckpointingUnaligned));
   s.unaligned = unaligned.value_or(false);
   if (s.unaligned) {
@@ -129,7 +126,7 @@ CheckpointCoordinator::~CheckpointCoordinator() {
 }
 
 std::string CheckpointCoordinator::ChkDir(int64_t id) const {
-  return (fs::path(settings_.dir) / job_id_.ToHex() / ("chk-" + std::to_string(id))).string();
+  return JoinPath(JoinPath(settings_.dir, job_id_.ToHex()), "chk-" + std::to_string(id));
 }
 
 void CheckpointCoordinator::Start(int64_t next_id) {
@@ -138,9 +135,12 @@ void CheckpointCoordinator::Start(int64_t next_id) {
   running_ = true;
   next_trigger_nanos_ = MonotonicNanos() + settings_.interval.count() * 1'000'000;
   if (!settings_.dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(fs::path(settings_.dir) / job_id_.ToHex() / "shared", ec);
-    fs::create_directories(fs::path(settings_.dir) / job_id_.ToHex() / "taskowned", ec);
+    // Flink's layout; a no-op on object stores. A failure shows in the first checkpoint.
+    if (auto storage = GetFileSystem(settings_.dir); storage.ok()) {
+      const std::string job_dir = JoinPath(settings_.dir, job_id_.ToHex());
+      (void)(*storage)->MakeDirectories(JoinPath(job_dir, "shared"));
+      (void)(*storage)->MakeDirectories(JoinPath(job_dir, "taskowned"));
+    }
   }
   if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
   cv_.notify_all();
@@ -253,9 +253,8 @@ void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock,
     p.kind = savepoint->kind;
     p.format = savepoint->format;
     p.done = std::move(savepoint->done);
-    p.savepoint_dir = (fs::path(savepoint->dir) / ("savepoint-" + job_id_.ToHex().substr(0, 6) + "-" +
-                                                    Id16::Generate().ToHex().substr(0, 12)))
-                          .string();
+    p.savepoint_dir = JoinPath(savepoint->dir, "savepoint-" + job_id_.ToHex().substr(0, 6) + "-" +
+                                                   Id16::Generate().ToHex().substr(0, 12));
   } else {
     requested_ = false;
   }
@@ -479,7 +478,7 @@ void CheckpointCoordinator::Finalize(Pending pending) {
       e.checkpointed_size = snapshot->state_size;
       e.end_to_end_duration = e.latest_ack_timestamp - trigger_ms;
       e.external_path = snapshot->external_path.empty() ? "<checkpoint-not-externally-addressable>"
-                                                         : "file:" + snapshot->external_path;
+                                                         : ToLocation(snapshot->external_path);
       for (const auto& [uid, op] : snapshot->operators) e.num_subtasks += op.parallelism;
       e.num_acknowledged_subtasks = e.num_subtasks;
       latest_completed_ = e;
@@ -521,7 +520,7 @@ void CheckpointCoordinator::FinalizeSavepoint(Pending pending) {
       e.state_size = snapshot.state_size;
       e.checkpointed_size = snapshot.state_size;
       e.end_to_end_duration = e.latest_ack_timestamp - pending.trigger_ms;
-      e.external_path = "file:" + fs::absolute(pending.savepoint_dir).string();
+      e.external_path = ToLocation(pending.savepoint_dir);
       for (const auto& [uid, op] : snapshot.operators) e.num_subtasks += op.parallelism;
       e.num_acknowledged_subtasks = e.num_subtasks;
       latest_savepoint_ = e;
@@ -563,7 +562,7 @@ void CheckpointCoordinator::SetRestored(std::shared_ptr<const CompletedSnapshot>
   info.id = snapshot->id;
   info.restore_timestamp = NowMillis();
   info.is_savepoint = snapshot->kind == SnapshotKind::kSavepoint;
-  info.external_path = snapshot->external_path.empty() ? "" : "file:" + snapshot->external_path;
+  info.external_path = snapshot->external_path.empty() ? "" : ToLocation(snapshot->external_path);
   latest_restored_ = info;
 }
 
@@ -595,11 +594,12 @@ void CheckpointCoordinator::Shutdown(JobStatus status) {
   // Writing may have finished after the loop ended; nothing else runs now.
   for (const auto& d : discard) (void)DiscardSnapshotDirectory(d);
   if (!discard.empty() && !settings_.dir.empty()) {
-    std::error_code ec;
-    fs::path job_dir = fs::path(settings_.dir) / job_id_.ToHex();
-    fs::remove(job_dir / "shared", ec);
-    fs::remove(job_dir / "taskowned", ec);
-    fs::remove(job_dir, ec);  // only if empty
+    if (auto storage = GetFileSystem(settings_.dir); storage.ok()) {
+      const std::string job_dir = JoinPath(settings_.dir, job_id_.ToHex());
+      (void)(*storage)->DeleteDirectoryIfEmpty(JoinPath(job_dir, "shared"));
+      (void)(*storage)->DeleteDirectoryIfEmpty(JoinPath(job_dir, "taskowned"));
+      (void)(*storage)->DeleteDirectoryIfEmpty(job_dir);
+    }
   }
 }
 

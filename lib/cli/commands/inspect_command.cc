@@ -1,6 +1,5 @@
 #include "lib/cli/commands/inspect_command.h"
 
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <vector>
@@ -13,8 +12,8 @@
 #include "lib/common/time_util.h"
 #include "lib/format/checkpoint_format.h"
 #include "lib/format/snapshot_io.h"
+#include "lib/fs/file_system.h"
 
-namespace fs = std::filesystem;
 
 namespace weir::cli {
 
@@ -104,9 +103,10 @@ bool IsFlinkMetadata(const Bytes& file) {
 }
 
 Result<CheckpointMetadata> ReadMetadata(const std::string& dir) {
-  const std::string meta_path = (fs::path(dir) / kMetadataFileName).string();
-  auto file = ReadFile(meta_path);
+  const std::string meta_path = JoinPath(dir, kMetadataFileName);
+  auto file = ReadSnapshotFile(meta_path);
   if (!file.ok()) {
+    if (!file.status().IsNotFound()) return file.status();
     return Status::NotFound("cannot read '" + meta_path + "'")
         .WithHint("check that the snapshot directory is complete and readable");
   }
@@ -151,7 +151,7 @@ void AddInspectOptions(CLI::App& app, InspectArgs& args) {
                "Read every state file and check its checksum, and list the states of each "
                "operator (slower: reads the whole snapshot)");
   app.add_option("path", args.path,
-                 "A savepoint or chk-<n> directory, its _metadata file, or a job's checkpoint "
+                 "A savepoint or chk-<n> directory (a path, s3:// or hdfs:// URI), its _metadata file, or a job's checkpoint "
                  "directory (the newest complete chk-<n> is taken)")
       ->option_text("<path>");
   AddLocalToolOptions(app, args.common);
