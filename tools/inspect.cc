@@ -5,7 +5,6 @@
 
 #include "lib/cli/commands/inspect_command.h"
 #include "lib/cli/run_tool.h"
-#include "lib/fs/file_system.h"
 #include "lib/fs/standard_file_systems.h"
 
 int main(int argc, char** argv) {
@@ -13,9 +12,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Prints the metadata of a savepoint or checkpoint.", "weir-inspect"};
   weir::cli::AddInspectOptions(app, args);
   return weir::cli::RunTool(app, args.common, argc, argv, [&](weir::cli::ToolContext& ctx) {
-    // Snapshots on s3:// and hdfs:// too, with the s3.* / fs.hdfs.* settings of config.yaml and -D.
+    // Snapshots on s3:// and hdfs:// too (RunInspect configures them).
     weir::RegisterStandardFileSystems();
-    weir::ConfigureFileSystems(ctx.config());
     return weir::cli::RunInspect(args, ctx.printer());
   });
 }

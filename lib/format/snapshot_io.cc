@@ -1,7 +1,10 @@
 #include "lib/format/snapshot_io.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <mutex>
+#include <thread>
 
 #include "lib/common/string_util.h"
 #include "lib/fs/file_system.h"
@@ -11,6 +14,15 @@ namespace weir {
 namespace {
 
 std::string_view AsText(const Bytes& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+
+// State files written at once to a remote store.
+constexpr size_t kMaxConcurrentUploads = 8;
+
+Result<WrittenFile> WriteWholeFile(FileSystem& fs, const std::string& path, const Bytes& contents) {
+  WEIR_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> out, fs.Create(path));
+  WEIR_RETURN_IF_ERROR(out->Append(AsText(contents)));
+  return out->Close();
+}
 
 // "chk-<n>" -> n; -1 for other names.
 int64_t CheckpointNumber(const std::string& name) {
@@ -34,30 +46,58 @@ Status WriteSnapshot(const std::string& dir, CompletedSnapshot& snapshot) {
   meta.timestamp = snapshot.timestamp;
   meta.kind = snapshot.kind;
   meta.format = snapshot.format;
-  int64_t total = 0;
+  struct StateFile {
+    const OperatorSubtaskSnapshot* subtask;
+    SubtaskStateHandle* handle;
+  };
+  std::vector<StateFile> files;
+  meta.operators.reserve(snapshot.operators.size());
   for (const auto& [uid, op] : snapshot.operators) {
-    OperatorStateMeta om;
+    OperatorStateMeta& om = meta.operators.emplace_back();
     om.uid = uid;
     om.name = op.name;
     om.parallelism = op.parallelism;
     om.max_parallelism = op.max_parallelism;
+    om.subtasks.resize(op.subtasks.size());
     for (size_t s = 0; s < op.subtasks.size(); ++s) {
-      Bytes payload = EncodeSubtaskSnapshot(op.subtasks[s]);
-      SubtaskStateHandle h;
-      h.subtask = static_cast<int>(s);
-      h.file = Id16::Generate().ToHex();
+      om.subtasks[s].subtask = static_cast<int>(s);
+      om.subtasks[s].file = Id16::Generate().ToHex();
+      files.push_back({&op.subtasks[s], &om.subtasks[s]});
+    }
+  }
+  // The state files go up concurrently: on a remote store each costs a round trip or
+  // more (an HDFS file close takes hundreds of milliseconds), so one at a time would
+  // make a checkpoint as slow as the sum of them.
+  std::atomic<size_t> next{0};
+  std::mutex error_mu;
+  Status first_error;
+  auto worker = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      {
+        std::lock_guard lock(error_mu);
+        if (!first_error.ok()) return;
+      }
+      SubtaskStateHandle& h = *files[i].handle;
+      Bytes payload = EncodeSubtaskSnapshot(*files[i].subtask);
       Bytes file = FrameFile(kStateMagic, kStateFileVersion, payload);
       h.crc = Crc32cOf(payload);
-      const std::string path = JoinPath(dir, h.file);
-      WEIR_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> out, fs->Create(path));
-      WEIR_RETURN_IF_ERROR(out->Append(AsText(file)));
-      WEIR_ASSIGN_OR_RETURN(WrittenFile written, out->Close());
-      h.size = written.size;
-      total += static_cast<int64_t>(written.size);
-      om.subtasks.push_back(h);
+      Result<WrittenFile> written = WriteWholeFile(*fs, JoinPath(dir, h.file), file);
+      if (!written.ok()) {
+        std::lock_guard lock(error_mu);
+        if (first_error.ok()) first_error = written.status();
+        return;
+      }
+      h.size = written->size;
     }
-    meta.operators.push_back(std::move(om));
-  }
+  };
+  const size_t threads = std::min<size_t>(fs->scheme() == "file" ? 1 : kMaxConcurrentUploads, files.size());
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (!first_error.ok()) return first_error;
+  int64_t total = 0;
+  for (const auto& f : files) total += static_cast<int64_t>(f.handle->size);
   Bytes meta_file = FrameFile(kMetaMagic, kMetadataVersion, EncodeMetadata(meta));
   WEIR_RETURN_IF_ERROR(fs->PublishAtomically(JoinPath(dir, kMetadataFileName), AsText(meta_file)));
   snapshot.external_path = dir;
@@ -107,9 +147,9 @@ Result<Bytes> ReadSnapshotFile(const std::string& path) {
   return fs->ReadAll(path);
 }
 
-Result<CompletedSnapshot> LoadSnapshot(const std::string& path) {
-  std::string note;
-  WEIR_ASSIGN_OR_RETURN(std::string dir, ResolveSnapshotPath(path, &note));
+namespace {
+
+Result<CompletedSnapshot> LoadSnapshotDirectory(const std::string& dir) {
   WEIR_ASSIGN_OR_RETURN(std::shared_ptr<FileSystem> fs, GetFileSystem(dir));
   std::string meta_path = JoinPath(dir, kMetadataFileName);
   WEIR_ASSIGN_OR_RETURN(Bytes meta_file, fs->ReadAll(meta_path));
@@ -156,6 +196,20 @@ Result<CompletedSnapshot> LoadSnapshot(const std::string& path) {
     snap.operators[op.uid] = std::move(op);
   }
   return snap;
+}
+
+}  // namespace
+
+Result<CompletedSnapshot> LoadSnapshot(const std::string& path) {
+  // The newest checkpoint of a running job may be subsumed and deleted while it is
+  // read: then the newest one is taken again.
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    std::string note;
+    WEIR_ASSIGN_OR_RETURN(std::string dir, ResolveSnapshotPath(path, &note));
+    auto loaded = LoadSnapshotDirectory(dir);
+    if (loaded.ok() || note.empty() || !loaded.status().IsNotFound() || attempt == kAttempts) return loaded;
+  }
 }
 
 Status DiscardSnapshotDirectory(const std::string& dir) {

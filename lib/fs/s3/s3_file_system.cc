@@ -229,7 +229,8 @@ class S3FileSystemImpl final : public S3FileSystem {
       return Status::FailedPrecondition(head).WithHint("this machine's clock is off: synchronize it (NTP)");
     }
     if (code == "NoSuchBucket") {
-      return Status::NotFound(head).WithHint("create bucket '" + o_.bucket + "', or fix the bucket in the s3:// path");
+      // Not a missing file: every path in the bucket is unusable until it exists.
+      return Status::FailedPrecondition(head).WithHint("create bucket '" + o_.bucket + "', or fix the bucket in the s3:// path");
     }
     if (r.code == 404) return Status::NotFound(head);
     if (r.code == 403 || r.code == 401) {
