@@ -20,6 +20,9 @@
 #   S3_PORT        the port (default: the one used last in S3_WORK_DIR, else a free one)
 #   S3_ACCESS_KEY  (default weiradmin)    S3_SECRET_KEY (default weirsecret123)
 #   S3_BUCKET      the bucket to create (default weir)
+#   S3_VIRTUAL_DOMAIN  also serve virtual-host style requests (http://<bucket>.DOMAIN:PORT/key);
+#                  "localhost" works without DNS (curl resolves *.localhost to 127.0.0.1).
+#                  Path-style requests keep working.
 #   S3_PEERS_DIR   where `install` puts the binary (default /opt/weir-peers)
 #   VERSITYGW_VERSION (default v1.7.0)
 #
@@ -105,7 +108,7 @@ cmd_start() {
   local t0
   t0=$(now_ms)
   ROOT_ACCESS_KEY="$S3_ACCESS_KEY" ROOT_SECRET_KEY="$S3_SECRET_KEY" \
-    setsid "$VGW" --port "127.0.0.1:$port" posix --sidecar "$S3_WORK_DIR/meta" "$S3_WORK_DIR/data" \
+    setsid "$VGW" --port "127.0.0.1:$port" ${S3_VIRTUAL_DOMAIN:+--virtual-domain "$S3_VIRTUAL_DOMAIN"} posix --sidecar "$S3_WORK_DIR/meta" "$S3_WORK_DIR/data" \
     >>"$S3_WORK_DIR/vgw.log" 2>&1 </dev/null &
   echo $! >"$S3_WORK_DIR/vgw.pid"
   local deadline=$((SECONDS + 30))

@@ -22,6 +22,8 @@ std::string Text(const Bytes& b) { return std::string(b.begin(), b.end()); }
 // One server per test process (each TEST_CASE runs in a process of its own under ctest).
 PeerServer& Server() {
   static std::unique_ptr<PeerServer> server = [] {
+    // Virtual-host style too: http://<bucket>.localhost:<port>/<key>.
+    ::setenv("S3_VIRTUAL_DOMAIN", "localhost", 1);
     auto s = std::make_unique<PeerServer>("s3", "S3_WORK_DIR");
     bool started = s->Start();
     INFO(s->output());
@@ -93,6 +95,24 @@ TEST_CASE("s3: a small file is one signed PUT, and reads, stat and listing see i
     if (!c.is_directory) CHECK(c.size == 4);
   }
   CHECK(s3->List(JoinPath(dir, "nope"))->empty());
+}
+
+TEST_CASE("s3: virtual-host style addressing puts the bucket in the host name", "[fs][s3]") {
+  S3Options o = Options();
+  o.path_style = false;
+  o.endpoint = "http://localhost:" + o.endpoint.substr(o.endpoint.rfind(':') + 1);
+  auto s3 = S3FileSystem::Make(o);
+  const std::string dir = Root("vhost");
+  REQUIRE(s3->PublishAtomically(JoinPath(dir, "a b+c"), "v").ok());  // a key that needs encoding
+  CHECK(Text(*s3->ReadAll(JoinPath(dir, "a b+c"))) == "v");
+  auto children = s3->List(dir);
+  REQUIRE(children.ok());
+  REQUIRE(children->size() == 1);
+  CHECK(children->front().path == JoinPath(dir, "a b+c"));
+  // The same object through path-style requests.
+  CHECK(Text(*S3FileSystem::Make(Options())->ReadAll(JoinPath(dir, "a b+c"))) == "v");
+  REQUIRE(s3->DeleteRecursively(dir).ok());
+  CHECK(s3->List(dir)->empty());
 }
 
 TEST_CASE("s3: a large file goes up in parts and reads back byte for byte", "[fs][s3]") {
