@@ -13,6 +13,13 @@ namespace weir::runtime {
 namespace {
 constexpr size_t kHistorySize = 10;
 
+// Deleting an old snapshot may fail (the store is down): the job goes on, the leftover
+// is named in the log so that it can be deleted by hand.
+void DiscardOrWarn(const std::string& dir) {
+  Status st = DiscardSnapshotDirectory(dir);
+  if (!st.ok()) LogWarn("cannot delete the old snapshot '{}' (delete it by hand): {}", dir, st.message());
+}
+
 }  // namespace
 
 Result<CheckpointSettings> CheckpointSettings::FromConfig(const Configuration& config) {
@@ -130,18 +137,19 @@ std::string CheckpointCoordinator::ChkDir(int64_t id) const {
 }
 
 void CheckpointCoordinator::Start(int64_t next_id) {
-  std::lock_guard lock(mu_);
-  next_id_ = std::max(next_id_, next_id);
-  running_ = true;
-  next_trigger_nanos_ = MonotonicNanos() + settings_.interval.count() * 1'000'000;
   if (!settings_.dir.empty()) {
     // Flink's layout; a no-op on object stores. A failure shows in the first checkpoint.
+    // Not under mu_: a remote store may take a while.
     if (auto storage = GetFileSystem(settings_.dir); storage.ok()) {
       const std::string job_dir = JoinPath(settings_.dir, job_id_.ToHex());
       (void)(*storage)->MakeDirectories(JoinPath(job_dir, "shared"));
       (void)(*storage)->MakeDirectories(JoinPath(job_dir, "taskowned"));
     }
   }
+  std::lock_guard lock(mu_);
+  next_id_ = std::max(next_id_, next_id);
+  running_ = true;
+  next_trigger_nanos_ = MonotonicNanos() + settings_.interval.count() * 1'000'000;
   if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
   cv_.notify_all();
 }
@@ -363,7 +371,7 @@ void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason, b
     LogWarn("job={} savepoint={} failed: {}", job_id_.ToHex(), id, reason);
     std::string dir = p.savepoint_dir;
     auto done = std::move(p.done);
-    after->push_back([dir] { (void)DiscardSnapshotDirectory(dir); });
+    after->push_back([dir] { DiscardOrWarn(dir); });
     after->push_back([this, id] { hooks_.notify_aborted(id); });
     if (done) after->push_back([done, reason] { done(Status::Aborted(reason)); });
     return;
@@ -384,7 +392,7 @@ void CheckpointCoordinator::AbortLocked(int64_t id, const std::string& reason, b
   LogWarn("job={} checkpoint={} failed: {}", job_id_.ToHex(), id, reason);
   if (!settings_.dir.empty()) {
     std::string dir = ChkDir(id);
-    after->push_back([dir] { (void)DiscardSnapshotDirectory(dir); });
+    after->push_back([dir] { DiscardOrWarn(dir); });
   }
   after->push_back([this, id] { hooks_.notify_aborted(id); });
   if (counts_as_failure && running_) {
@@ -491,7 +499,7 @@ void CheckpointCoordinator::Finalize(Pending pending) {
       after.push_back([this, id] { hooks_.notify_complete(id); });
     }
   }
-  for (const auto& d : discard) (void)DiscardSnapshotDirectory(d);
+  for (const auto& d : discard) DiscardOrWarn(d);
   for (auto& f : after) f();
   cv_.notify_all();
 }
@@ -592,7 +600,7 @@ void CheckpointCoordinator::Shutdown(JobStatus status) {
   if (thread_.joinable()) thread_.join();
   for (auto& f : after) f();
   // Writing may have finished after the loop ended; nothing else runs now.
-  for (const auto& d : discard) (void)DiscardSnapshotDirectory(d);
+  for (const auto& d : discard) DiscardOrWarn(d);
   if (!discard.empty() && !settings_.dir.empty()) {
     if (auto storage = GetFileSystem(settings_.dir); storage.ok()) {
       const std::string job_dir = JoinPath(settings_.dir, job_id_.ToHex());

@@ -27,8 +27,8 @@ run_once() {  # run_once LOG [-D ...]: keyed_state embedded with -v (its log in 
   local log="$1"
   shift
   # Bounded in time and log size, whatever happens.
-  timeout 600 "$WEIR" run -v -p 2 -D rest.port="$(free_port)" -D execution.checkpointing.interval=1s "$@" \
-    "$EXAMPLES/keyed_state.so" --keys "$keys" --count "$count" 2>&1 >"$log.out" | head -c 100000000 >"$log"
+  timeout 180 "$WEIR" run -v -p 2 -D rest.port="$(free_port)" -D execution.checkpointing.interval=1s "$@" \
+    "$EXAMPLES/keyed_state.so" --keys "$keys" --count "$count" 2>&1 >"$log.out" | head -c 100000000 >"$log" || true
 }
 
 echo "keyed_state p=2, $count records, checkpoints every 1 s"
