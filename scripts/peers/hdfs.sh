@@ -18,6 +18,7 @@
 #   HDFS_PEERS_DIR  where `install` puts the jars (default /opt/weir-peers/hdfs)
 #   HADOOP_VERSION  (default 3.5.0; needs Java 17)
 #   JAVA_HOME       (default /usr/lib/jvm/java-17-openjdk-amd64)
+#   PEER_OWNER_PID  the cluster is stopped once this process is gone (a test that crashed)
 #
 # Permission checks are off (dfs.permissions.enabled=false): any HADOOP_USER_NAME may write.
 set -euo pipefail
@@ -37,6 +38,12 @@ die() {
 }
 now_ms() { date +%s%3N; }
 took() { echo "$(($(now_ms) - $1))" | awk '{ printf "%.1f s", $1 / 1000 }'; }
+# watch_owner PID: with PEER_OWNER_PID set, stops PID (SIGTERM) once that process is gone.
+watch_owner() {
+  [[ -n "${PEER_OWNER_PID:-}" ]] || return 0
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done
+kill -TERM "$2" 2>/dev/null' _ "$PEER_OWNER_PID" "$1" </dev/null >/dev/null 2>&1 &
+}
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
@@ -150,6 +157,7 @@ cmd_start() {
     -cp "$HDFS_PEERS_DIR/classes:$HDFS_PEERS_DIR/lib/*" HdfsPeer "$HDFS_WORK_DIR" "$rpc" "$http" \
     >"$HDFS_WORK_DIR/hdfs.log" 2>&1 </dev/null &
   echo $! >"$HDFS_WORK_DIR/hdfs.pid"
+  watch_owner "$(<"$HDFS_WORK_DIR/hdfs.pid")"
   local deadline=$((SECONDS + 120))
   until grep -q '^HDFS_READY' "$HDFS_WORK_DIR/hdfs.log" && answers "$http"; do
     if ! pid_alive; then

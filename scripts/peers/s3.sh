@@ -20,6 +20,7 @@
 #   S3_PORT        the port (default: the one used last in S3_WORK_DIR, else a free one)
 #   S3_ACCESS_KEY  (default weiradmin)    S3_SECRET_KEY (default weirsecret123)
 #   S3_BUCKET      the bucket to create (default weir)
+#   PEER_OWNER_PID the server is stopped once this process is gone (a test that crashed)
 #   S3_VIRTUAL_DOMAIN  also serve virtual-host style requests (http://<bucket>.DOMAIN:PORT/key);
 #                  "localhost" works without DNS (curl resolves *.localhost to 127.0.0.1).
 #                  Path-style requests keep working.
@@ -46,6 +47,12 @@ die() {
 }
 now_ms() { date +%s%3N; }
 took() { echo "$(($(now_ms) - $1))" | awk '{ printf "%.1f s", $1 / 1000 }'; }
+# watch_owner PID: with PEER_OWNER_PID set, stops PID (SIGTERM) once that process is gone.
+watch_owner() {
+  [[ -n "${PEER_OWNER_PID:-}" ]] || return 0
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done
+kill -TERM "$2" 2>/dev/null' _ "$PEER_OWNER_PID" "$1" </dev/null >/dev/null 2>&1 &
+}
 
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -111,6 +118,7 @@ cmd_start() {
     setsid "$VGW" --port "127.0.0.1:$port" ${S3_VIRTUAL_DOMAIN:+--virtual-domain "$S3_VIRTUAL_DOMAIN"} posix --sidecar "$S3_WORK_DIR/meta" "$S3_WORK_DIR/data" \
     >>"$S3_WORK_DIR/vgw.log" 2>&1 </dev/null &
   echo $! >"$S3_WORK_DIR/vgw.pid"
+  watch_owner "$(<"$S3_WORK_DIR/vgw.pid")"
   local deadline=$((SECONDS + 30))
   until answers "$port"; do
     if ! pid_alive; then

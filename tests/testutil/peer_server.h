@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -50,7 +51,8 @@ class PeerServer {
 
  private:
   bool Run(const std::string& action, std::string* out) {
-    std::string cmd = work_dir_env_ + "='" + work_dir_ + "' bash '" + std::string(WEIR_SOURCE_DIR) +
+    // PEER_OWNER_PID: the server stops by itself if this test process dies.
+    std::string cmd = "PEER_OWNER_PID=" + std::to_string(::getpid()) + " " + work_dir_env_ + "='" + work_dir_ + "' bash '" + std::string(WEIR_SOURCE_DIR) +
                       "/scripts/peers/" + name_ + ".sh' " + action + " 2>&1";
     FILE* p = ::popen(cmd.c_str(), "r");
     if (p == nullptr) return false;
