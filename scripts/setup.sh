@@ -16,6 +16,7 @@ PACKAGES=(
   # The PostgreSQL connector (connectors/postgres) links libpq.
   libpq-dev
   # tests/e2e/java_client.sh compiles a Java program against Flink's client (javac).
+  # The HDFS peer (scripts/peers/hdfs.sh) compiles its small Java main.
   openjdk-17-jdk-headless
 )
 

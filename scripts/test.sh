@@ -16,5 +16,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/peers/postgres.sh" install
 # Flink's Java REST client that tests/e2e/java_client.sh builds with Maven (idempotent).
 "$ROOT/scripts/peers/flink-client.sh" install
+# The S3 server (versitygw, go install) and the HDFS minicluster (Maven jars) of the
+# checkpoint-storage tests (idempotent; about 1.5 min and 30 s the first time).
+"$ROOT/scripts/peers/s3.sh" install
+"$ROOT/scripts/peers/hdfs.sh" install
 "$ROOT/scripts/build.sh" "$ROOT/build"
 exec ctest --test-dir "$ROOT/build" --output-on-failure -j "${WEIR_JOBS:-2}" "$@"

@@ -45,7 +45,7 @@ _weir_options_of() {
     savepoint) echo "-d --dispose -type --type -detached --detached $_weir_common_opts" ;;
     stop) echo "-p --savepointPath -d --drain -type --type -detached --detached $_weir_common_opts" ;;
     checkpoint) echo "-full --full $_weir_common_opts" ;;
-    inspect) echo "--verify --output -v --verbose -h --help" ;;
+    inspect) echo "--verify -D --output -v --verbose -h --help" ;;
     runtime) echo "-D --rest-port -v --verbose -h --help" ;;
   esac
 }

@@ -6,6 +6,8 @@
 #include "lib/cli/commands/run_command.h"
 #include "lib/cli/run_tool.h"
 #include "lib/format/snapshot_io.h"
+#include "lib/fs/file_system.h"
+#include "lib/fs/standard_file_systems.h"
 #include "runtime/cluster/local_runtime.h"
 
 namespace {
@@ -62,6 +64,8 @@ int main(int argc, char** argv) {
     if (!args.savepoint_path.empty()) {
       // -s with a job's checkpoint directory: say which checkpoint is taken (when the
       // path is visible from here; a remote endpoint resolves it the same way).
+      weir::RegisterStandardFileSystems();
+      weir::ConfigureFileSystems(ctx.config());
       std::string note;
       auto chosen = weir::ResolveSnapshotPath(args.savepoint_path, &note);
       if (chosen.ok() && !note.empty()) ctx.printer().Error("weir-run: " + note);

@@ -467,6 +467,7 @@ const ConfigOption kS3Endpoint{
     .key = "s3.endpoint",
     .type = OptionType::kString,
     .default_value = "",
+    .deprecated_keys = {"fs.s3a.endpoint"},
     .description = "Host or URL of an S3-compatible store for s3:// paths (e.g. MinIO); AWS when "
                    "unset.",
 };
@@ -475,6 +476,7 @@ const ConfigOption kS3PathStyleAccess{
     .key = "s3.path.style.access",
     .type = OptionType::kBool,
     .default_value = "false",
+    .deprecated_keys = {"fs.s3a.path.style.access"},
     .description = "Path-style URLs (endpoint/bucket/key) instead of virtual-host style, as MinIO "
                    "needs.",
 };
@@ -483,6 +485,7 @@ const ConfigOption kS3AccessKey{
     .key = "s3.access-key",
     .type = OptionType::kString,
     .default_value = "",
+    .deprecated_keys = {"fs.s3a.access.key", "s3.access.key"},
     .description = "Access key id for s3:// paths.",
 };
 
@@ -490,7 +493,28 @@ const ConfigOption kS3SecretKey{
     .key = "s3.secret-key",
     .type = OptionType::kString,
     .default_value = "",
+    .deprecated_keys = {"fs.s3a.secret.key", "s3.secret.key"},
     .description = "Secret access key for s3:// paths.",
+};
+
+const ConfigOption kS3Region{
+    .key = "s3.region",
+    .type = OptionType::kString,
+    .default_value = "",
+    .deprecated_keys = {"fs.s3a.endpoint.region"},
+    .description = "Region that S3 requests are signed for; AWS_REGION, else us-east-1, when unset.",
+};
+
+// --- HDFS (hdfs://host:port/path, through WebHDFS) ---
+
+const ConfigOption kHdfsWebhdfsPort{
+    .key = "fs.hdfs.webhdfs.port",
+    .type = OptionType::kInt,
+    .default_value = "9870",
+    .description = "HTTP port of the namenode's WebHDFS, which weir uses for hdfs:// paths (the "
+                   "URI's port is the RPC port). The user is HADOOP_USER_NAME, else the OS user.",
+    .min_value = 1,
+    .max_value = kMaxPort,
 };
 
 // --- runtime process ---
@@ -566,6 +590,8 @@ const std::vector<const ConfigOption*>& AllOptions() {
       &kS3PathStyleAccess,
       &kS3AccessKey,
       &kS3SecretKey,
+      &kS3Region,
+      &kHdfsWebhdfsPort,
       &kRuntimeLogFile,
       &kRuntimeLogLevel,
   };

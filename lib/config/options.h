@@ -72,6 +72,11 @@ extern const ConfigOption kS3Endpoint;             // s3.endpoint (AWS default w
 extern const ConfigOption kS3PathStyleAccess;      // s3.path.style.access (false)
 extern const ConfigOption kS3AccessKey;            // s3.access-key
 extern const ConfigOption kS3SecretKey;            // s3.secret-key
+extern const ConfigOption kS3Region;               // s3.region (AWS_REGION, else us-east-1)
+// fs.s3a.* are accepted as deprecated spellings of the s3.* keys.
+
+// --- HDFS (hdfs://host:port/path through WebHDFS) ---
+extern const ConfigOption kHdfsWebhdfsPort;        // fs.hdfs.webhdfs.port (9870)
 
 // --- runtime process ---
 extern const ConfigOption kRuntimeLogFile;         // weir.runtime.log.file (stderr when unset)

@@ -1,15 +1,11 @@
 #include "lib/format/checkpoint_format.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "lib/api/serialization.h"
-#include "lib/common/file_util.h"
 #include "lib/common/hash.h"
 
 namespace fs = std::filesystem;
@@ -210,41 +206,6 @@ Result<Bytes> UnframeFile(const Bytes& file, const char magic[8], uint32_t max_v
     return Status::Corruption("'" + what + "' failed its checksum");
   }
   return payload;
-}
-
-Status WriteFileDurably(const std::string& path, const Bytes& contents) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError("cannot create '" + tmp + "': " + std::strerror(errno));
-  size_t done = 0;
-  while (done < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Status s = Status::IOError("cannot write '" + tmp + "': " + std::strerror(errno));
-      ::close(fd);
-      return s;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    Status s = Status::IOError("cannot fsync '" + tmp + "': " + std::strerror(errno));
-    ::close(fd);
-    return s;
-  }
-  if (::close(fd) != 0) return Status::IOError("cannot close '" + tmp + "': " + std::strerror(errno));
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::IOError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno));
-  }
-  std::string dir = fs::path(path).parent_path().string();
-  return FsyncDirectory(dir.empty() ? "." : dir);
-}
-
-Result<Bytes> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read '" + path + "': " + std::strerror(errno));
-  Bytes data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return data;
 }
 
 }  // namespace weir

@@ -76,13 +76,6 @@ Result<Bytes> UnframeFile(const Bytes& file, const char magic[8], uint32_t max_v
 inline constexpr char kStateMagic[8] = {'W', 'E', 'I', 'R', 'S', 'T', 'A', 'T'};
 inline constexpr char kMetaMagic[8] = {'W', 'E', 'I', 'R', 'M', 'E', 'T', 'A'};
 
-// File helpers. WriteFileDurably writes `<path>.tmp`, fsyncs it, renames it to `path`
-// and fsyncs the directory, so `path` either does not exist or is complete.
-// A failed fsync (of the file or of its directory) is an error: the file may be lost.
-Status WriteFileDurably(const std::string& path, const Bytes& contents);
-
-Result<Bytes> ReadFile(const std::string& path);
-
 }  // namespace weir
 
 namespace weir {

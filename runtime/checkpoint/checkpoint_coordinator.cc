@@ -1,16 +1,21 @@
 #include "runtime/checkpoint/checkpoint_coordinator.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "lib/common/logging.h"
 #include "lib/common/time_util.h"
-
-namespace fs = std::filesystem;
+#include "lib/fs/file_system.h"
 
 namespace weir::runtime {
 
 namespace {
+
+// Deleting an old snapshot may fail (the store is down): the job goes on, the leftover
+// is named in the log so that it can be deleted by hand.
+void DiscardOrWarn(const std::string& dir) {
+  Status st = DiscardSnapshotDirectory(dir);
+  if (!st.ok()) LogWarn("cannot delete the old snapshot '{}' (delete it by hand): {}", dir, st.message());
+}
 
 const char* TypeName(CheckpointKind kind) {
   switch (kind) {
@@ -53,7 +58,7 @@ CheckpointCoordinator::~CheckpointCoordinator() {
 }
 
 std::string CheckpointCoordinator::ChkDir(int64_t id) const {
-  return (fs::path(settings_.dir) / job_id_.ToHex() / ("chk-" + std::to_string(id))).string();
+  return JoinPath(JoinPath(settings_.dir, job_id_.ToHex()), "chk-" + std::to_string(id));
 }
 
 // How long a failed requested checkpoint waits before it is tried again.
@@ -63,15 +68,19 @@ int64_t CheckpointCoordinator::RetryPauseNanos() const {
 }
 
 void CheckpointCoordinator::Start(int64_t next_id) {
+  if (!settings_.dir.empty()) {
+    // Flink's layout; a no-op on object stores. A failure shows in the first checkpoint.
+    // Not under mu_: a remote store may take a while.
+    if (auto storage = GetFileSystem(settings_.dir); storage.ok()) {
+      const std::string job_dir = JoinPath(settings_.dir, job_id_.ToHex());
+      (void)(*storage)->MakeDirectories(JoinPath(job_dir, "shared"));
+      (void)(*storage)->MakeDirectories(JoinPath(job_dir, "taskowned"));
+    }
+  }
   std::lock_guard lock(mu_);
   next_id_ = std::max(next_id_, next_id);
   running_ = true;
   next_trigger_nanos_ = MonotonicNanos() + settings_.interval.count() * 1'000'000;
-  if (!settings_.dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(fs::path(settings_.dir) / job_id_.ToHex() / "shared", ec);
-    fs::create_directories(fs::path(settings_.dir) / job_id_.ToHex() / "taskowned", ec);
-  }
   if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
   cv_.notify_all();
 }
@@ -202,9 +211,8 @@ void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock,
     p->format = savepoint->format;
     p->snapshot()->format = savepoint->format;
     p->done = std::move(savepoint->done);
-    p->savepoint_dir = (fs::path(savepoint->dir) / ("savepoint-" + job_id_.ToHex().substr(0, 6) + "-" +
-                                                     Id16::Generate().ToHex().substr(0, 12)))
-                           .string();
+    p->savepoint_dir = JoinPath(savepoint->dir, "savepoint-" + job_id_.ToHex().substr(0, 6) + "-" +
+                                                    Id16::Generate().ToHex().substr(0, 12));
   } else if (!checkpoint_requests_.empty()) {
     p->checkpoint_done = std::move(checkpoint_requests_.front());
     checkpoint_requests_.pop_front();
@@ -327,7 +335,7 @@ void CheckpointCoordinator::FailLocked(PendingPtr p, CheckpointFailureReason rea
     LogWarn("job={} savepoint={} failed ({}): {}", job_id_.ToHex(), id, CheckpointFailureReasonName(reason), message);
     std::string dir = p->savepoint_dir;
     auto done = std::move(p->done);
-    after->push_back([dir] { (void)DiscardSnapshotDirectory(dir); });
+    after->push_back([dir] { DiscardOrWarn(dir); });
     after->push_back([this, id, attempt] { hooks_.notify_aborted(id, attempt); });
     if (done) after->push_back([done, message] { done(Status::Aborted(message)); });
     return;
@@ -343,7 +351,7 @@ void CheckpointCoordinator::FailLocked(PendingPtr p, CheckpointFailureReason rea
   }
   if (!settings_.dir.empty()) {
     std::string dir = ChkDir(id);
-    after->push_back([dir] { (void)DiscardSnapshotDirectory(dir); });
+    after->push_back([dir] { DiscardOrWarn(dir); });
   }
   after->push_back([this, id, attempt] { hooks_.notify_aborted(id, attempt); });
   if (p->checkpoint_done) {
@@ -442,7 +450,7 @@ void CheckpointCoordinator::Finalize(PendingPtr pending) {
       e.checkpointed_size = snapshot->state_size;
       e.end_to_end_duration = e.latest_ack_timestamp - e.trigger_timestamp;
       e.external_path = snapshot->external_path.empty() ? "<checkpoint-not-externally-addressable>"
-                                                         : "file:" + snapshot->external_path;
+                                                         : ToLocation(snapshot->external_path);
       stats_.ReportCompleted(e);
       LogInfo("job={} checkpoint={} completed in {} ms, {} bytes", job_id_.ToHex(), e.id, e.end_to_end_duration,
               e.state_size);
@@ -454,7 +462,7 @@ void CheckpointCoordinator::Finalize(PendingPtr pending) {
       }
     }
   }
-  for (const auto& d : discard) (void)DiscardSnapshotDirectory(d->external_path);
+  for (const auto& d : discard) DiscardOrWarn(d->external_path);
   for (auto& f : after) f();
   cv_.notify_all();
 }
@@ -478,7 +486,7 @@ void CheckpointCoordinator::FinalizeSavepoint(PendingPtr pending) {
       e.state_size = snapshot.state_size;
       e.checkpointed_size = snapshot.state_size;
       e.end_to_end_duration = e.latest_ack_timestamp - e.trigger_timestamp;
-      e.external_path = "file:" + fs::absolute(pending->savepoint_dir).string();
+      e.external_path = ToLocation(pending->savepoint_dir);
       stats_.ReportCompleted(e);
       LogInfo("job={} savepoint={} completed in {} ms at {}", job_id_.ToHex(), e.id, e.end_to_end_duration,
               e.external_path);
@@ -508,7 +516,7 @@ void CheckpointCoordinator::SetRestored(std::shared_ptr<const CompletedSnapshot>
   info.id = snapshot->id;
   info.restore_timestamp = NowMillis();
   info.is_savepoint = snapshot->kind == SnapshotKind::kSavepoint;
-  info.external_path = snapshot->external_path.empty() ? "" : "file:" + snapshot->external_path;
+  info.external_path = snapshot->external_path.empty() ? "" : ToLocation(snapshot->external_path);
   stats_.ReportRestored(info);
   store_.SetRestored(std::move(snapshot), claimed);
 }
@@ -529,13 +537,14 @@ void CheckpointCoordinator::Shutdown(JobStatus status) {
   if (thread_.joinable()) thread_.join();
   for (auto& f : after) f();
   // Writing may have finished after the loop ended; nothing else runs now.
-  for (const auto& d : discard) (void)DiscardSnapshotDirectory(d);
+  for (const auto& d : discard) DiscardOrWarn(d);
   if (!discard.empty() && !settings_.dir.empty()) {
-    std::error_code ec;
-    fs::path job_dir = fs::path(settings_.dir) / job_id_.ToHex();
-    fs::remove(job_dir / "shared", ec);
-    fs::remove(job_dir / "taskowned", ec);
-    fs::remove(job_dir, ec);  // only if empty
+    if (auto storage = GetFileSystem(settings_.dir); storage.ok()) {
+      const std::string job_dir = JoinPath(settings_.dir, job_id_.ToHex());
+      (void)(*storage)->DeleteDirectoryIfEmpty(JoinPath(job_dir, "shared"));
+      (void)(*storage)->DeleteDirectoryIfEmpty(JoinPath(job_dir, "taskowned"));
+      (void)(*storage)->DeleteDirectoryIfEmpty(job_dir);
+    }
   }
   std::lock_guard lock(mu_);
   store_.Clear();

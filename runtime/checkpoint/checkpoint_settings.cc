@@ -2,6 +2,7 @@
 
 #include "lib/common/string_util.h"
 #include "lib/config/options.h"
+#include "lib/fs/file_system.h"
 
 namespace weir::runtime {
 
@@ -50,12 +51,11 @@ Result<CheckpointSettings> CheckpointSettings::FromConfig(const Configuration& c
                                    options::kCheckpointingDir.key + "' is not set")
         .WithHint("set -D execution.checkpointing.dir=/path/to/checkpoints");
   }
-  if (!s.dir.empty() && s.dir.rfind("s3://", 0) == 0) {
-    return Status::InvalidArgument("checkpoint storage '" + s.dir + "' (s3://) is not supported by this weir yet")
-        .WithHint("use a local directory or file:// URI");
-  }
+  // A URI of a file system this weir has (s3://, hdfs://) with the settings it needs.
+  if (!s.dir.empty()) WEIR_RETURN_IF_ERROR(OpenFileSystem(s.dir, config).status());
   WEIR_ASSIGN_OR_RETURN(auto savepoint_dir, config.GetString(options::kCheckpointingSavepointDir));
   if (savepoint_dir) s.savepoint_dir = StripFileScheme(*savepoint_dir);
+  if (!s.savepoint_dir.empty()) WEIR_RETURN_IF_ERROR(OpenFileSystem(s.savepoint_dir, config).status());
   WEIR_ASSIGN_OR_RETURN(auto unaligned, config.GetBool(options::kCheckpointingUnaligned));
   s.unaligned = unaligned.value_or(false);
   if (s.unaligned) {

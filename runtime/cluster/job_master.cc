@@ -4,6 +4,7 @@
 #include "lib/common/time_util.h"
 #include "lib/common/string_util.h"
 #include "lib/config/options.h"
+#include "lib/fs/file_system.h"
 
 #include <filesystem>
 #include <set>
@@ -534,12 +535,11 @@ Result<std::pair<TriggerId, std::string>> JobMaster::PrepareSavepoint(const std:
                "state.savepoints.dir is configured")
         .WithHint("give a target directory, or set -D execution.checkpointing.savepoint-dir=<dir>");
   }
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir, ec)) {
-    return Status::FailedPrecondition("cannot use savepoint directory '" + dir + "': " +
-                                      (ec ? ec.message() : std::string("not a directory")))
-        .WithHint("choose a directory the runtime can write");
+  auto storage = GetFileSystem(dir);
+  Status usable = storage.ok() ? (*storage)->MakeDirectories(dir) : storage.status();
+  if (!usable.ok()) {
+    return Status::FailedPrecondition("cannot use savepoint directory '" + dir + "': " + usable.message())
+        .WithHint(usable.hint().empty() ? "choose a directory the runtime can write" : usable.hint());
   }
   TriggerId id = trigger ? *trigger : TriggerId::Generate();
   savepoints_[id] = AsyncOperationStatus{};

@@ -7,6 +7,7 @@
 #include "lib/common/logging.h"
 #include "lib/common/string_util.h"
 #include "lib/format/snapshot_io.h"
+#include "lib/fs/file_system.h"
 #include "lib/common/time_util.h"
 #include "lib/config/options.h"
 
@@ -325,17 +326,18 @@ Result<TriggerId> LocalDispatcher::DisposeSavepoint(const std::string& path, std
   std::string p = StripFileScheme(path);
   AsyncOperationStatus status;
   status.completed = true;
-  std::error_code ec;
-  fs::path dir = fs::is_directory(p, ec) ? fs::path(p) : fs::path(p).parent_path();
-  fs::path meta = dir / kMetadataFileName;
-  auto file = ReadFile(meta.string());
-  Status valid = file.ok() ? UnframeFile(*file, kMetaMagic, kMetadataVersion, meta.string()).status()
-                           : Status::NotFound("'" + p + "' is not a savepoint: it has no _metadata");
+  // A savepoint directory or its _metadata, on any file system (s3://, hdfs://, local).
+  std::string dir = BaseName(p) == kMetadataFileName ? ParentPath(p) : p;
+  std::string meta = JoinPath(dir, kMetadataFileName);
+  auto file = ReadSnapshotFile(meta);
+  Status valid = file.ok() ? UnframeFile(*file, kMetaMagic, kMetadataVersion, meta).status()
+                 : file.status().IsNotFound() ? Status::NotFound("'" + p + "' is not a savepoint: it has no _metadata")
+                                              : file.status();
   if (!valid.ok()) {
     status.failure = valid.message();
     status.failure_class = "weir::SavepointDisposalException";
   } else {
-    Status removed = DiscardSnapshotDirectory(dir.string());
+    Status removed = DiscardSnapshotDirectory(dir);
     if (!removed.ok()) {
       status.failure = removed.message();
       status.failure_class = "weir::SavepointDisposalException";

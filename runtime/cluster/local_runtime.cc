@@ -8,6 +8,8 @@
 
 #include "lib/common/logging.h"
 #include "lib/config/options.h"
+#include "lib/fs/file_system.h"
+#include "lib/fs/standard_file_systems.h"
 
 namespace fs = std::filesystem;
 
@@ -15,6 +17,10 @@ namespace weir::runtime {
 
 Result<std::unique_ptr<LocalRuntime>> LocalRuntime::Start(const Configuration& config) {
   std::unique_ptr<LocalRuntime> rt(new LocalRuntime());
+  // Checkpoints and savepoints may live on s3:// or hdfs://, set up from this
+  // configuration (as Flink's FileSystem.initialize).
+  RegisterStandardFileSystems();
+  ConfigureFileSystems(config);
   WEIR_ASSIGN_OR_RETURN(auto upload_dir, config.GetString(options::kWebUploadDir));
   if (upload_dir && !upload_dir->empty()) {
     rt->upload_dir_ = *upload_dir;

@@ -35,9 +35,10 @@ bool EndsWith(const std::string& s, const char* suffix) {
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
-// ".part-<attempt>-<subtask>-<n>.pending" -> "part-<attempt>-<subtask>-<n>".
-std::string CommittedName(const std::string& pending_name) {
-  return pending_name.substr(1, pending_name.size() - 1 - std::strlen(kPendingSuffix));
+// ".../.part-<attempt>-<subtask>-<n>.pending" -> ".../part-<attempt>-<subtask>-<n>".
+fs::path CommittedPath(const fs::path& pending) {
+  std::string name = pending.filename().string();
+  return pending.parent_path() / name.substr(1, name.size() - 1 - std::strlen(kPendingSuffix));
 }
 
 // The attempt id of a hidden part file's name (".part-<attempt>-..."), or "" when the
@@ -73,6 +74,7 @@ void FileSinkWriter::InitializeState(RuntimeContext& ctx) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) throw std::runtime_error("file sink: cannot create directory '" + dir_ + "': " + ec.message());
+  dir_ = fs::absolute(dir_, ec).string();
   if (ctx.IsRestored()) {
     // The restored checkpoint completed (it is what we restore from): its pending
     // files are committed now. Nothing of it must be lost, so a file that is neither
@@ -89,9 +91,10 @@ void FileSinkWriter::Open(RuntimeContext& ctx) {
   checkpointing_ = ctx.CheckpointingEnabled();
 }
 
-void FileSinkWriter::Commit(const std::string& pending_name) {
-  fs::path pending = fs::path(dir_) / pending_name;
-  fs::path committed = fs::path(dir_) / CommittedName(pending_name);
+void FileSinkWriter::Commit(const std::string& pending_path) {
+  // Snapshots of earlier weir versions recorded names relative to the directory.
+  fs::path pending = fs::path(pending_path).is_absolute() ? fs::path(pending_path) : fs::path(dir_) / pending_path;
+  fs::path committed = CommittedPath(pending);
   if (::rename(pending.c_str(), committed.c_str()) == 0) return;
   if (errno == ENOENT) {
     std::error_code ec;
@@ -138,7 +141,7 @@ void FileSinkWriter::ClosePartToPending(int64_t checkpoint_id) {
   std::string pending = name.substr(0, name.size() - std::strlen(kInProgressSuffix)) + kPendingSuffix;
   std::string pending_path = (fs::path(dir_) / pending).string();
   if (::rename(in_progress_path_.c_str(), pending_path.c_str()) != 0) ThrowIo("cannot rename", in_progress_path_);
-  pending_.push_back({checkpoint_id, pending});
+  pending_.push_back({checkpoint_id, pending_path});
 }
 
 void FileSinkWriter::PrepareCommit(int64_t checkpoint_id) {
@@ -155,7 +158,7 @@ void FileSinkWriter::PrepareCommit(int64_t checkpoint_id) {
 
 void FileSinkWriter::SnapshotState(int64_t checkpoint_id) {
   std::vector<std::pair<int64_t, std::string>> entries;
-  for (const auto& part : pending_) entries.emplace_back(part.checkpoint_id, part.name);
+  for (const auto& part : pending_) entries.emplace_back(part.checkpoint_id, part.path);
   pending_state_->Update(entries);
 }
 
@@ -176,7 +179,7 @@ void FileSinkWriter::CommitUpTo(int64_t checkpoint_id) {
       keep.push_back(part);
       continue;
     }
-    Commit(part.name);
+    Commit(part.path);
     any = true;
   }
   pending_ = std::move(keep);

@@ -17,8 +17,10 @@
 // subtask's parts within the attempt.
 //
 // Without checkpointing, parts are committed when they roll and at end of input. On
-// restore, the pending files of the restored checkpoint (split list state: each goes
-// to exactly one new subtask) are committed; committing is idempotent (a file
+// restore, the pending files of the restored checkpoint (split list state, with their
+// full paths: each goes to exactly one new subtask, and is committed where it was
+// written even when the restored job writes elsewhere) are committed; committing is
+// idempotent (a file
 // already renamed is fine), and a file that is neither pending nor committed is an
 // error naming it. Once the first checkpoint after a restore has completed (every
 // restored file is committed by then), subtask 0 removes the hidden leftovers of
@@ -53,12 +55,12 @@ class FileSinkWriter {
  private:
   struct PendingPart {
     int64_t checkpoint_id;  // -1: rolled, waits for the next checkpoint; 0: no checkpointing
-    std::string name;       // ".part-...pending", relative to the directory
+    std::string path;       // absolute ".../.part-...pending": a restore writing elsewhere commits it where it is
   };
   void OpenPart();
   void ClosePartToPending(int64_t checkpoint_id);
   void CommitUpTo(int64_t checkpoint_id);
-  void Commit(const std::string& pending_name);
+  void Commit(const std::string& pending_path);
   void RemoveLeftoversOfOtherAttempts();
 
   std::string dir_;

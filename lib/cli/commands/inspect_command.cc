@@ -1,6 +1,5 @@
 #include "lib/cli/commands/inspect_command.h"
 
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <vector>
@@ -13,8 +12,8 @@
 #include "lib/common/time_util.h"
 #include "lib/format/checkpoint_format.h"
 #include "lib/format/snapshot_io.h"
+#include "lib/fs/file_system.h"
 
-namespace fs = std::filesystem;
 
 namespace weir::cli {
 
@@ -104,9 +103,10 @@ bool IsFlinkMetadata(const Bytes& file) {
 }
 
 Result<CheckpointMetadata> ReadMetadata(const std::string& dir) {
-  const std::string meta_path = (fs::path(dir) / kMetadataFileName).string();
-  auto file = ReadFile(meta_path);
+  const std::string meta_path = JoinPath(dir, kMetadataFileName);
+  auto file = ReadSnapshotFile(meta_path);
   if (!file.ok()) {
+    if (!file.status().IsNotFound()) return file.status();
     return Status::NotFound("cannot read '" + meta_path + "'")
         .WithHint("check that the snapshot directory is complete and readable");
   }
@@ -152,10 +152,16 @@ void AddInspectOptions(CLI::App& app, InspectArgs& args) {
                "Read every state file and check its checksum, and list the states of each "
                "operator (slower: reads the whole snapshot)");
   app.add_option("path", args.path,
-                 "A savepoint or chk-<n> directory, its _metadata file, or a job's checkpoint "
+                 "A savepoint or chk-<n> directory (a path, s3:// or hdfs:// URI), its _metadata file, or a job's checkpoint "
                  "directory (the newest complete chk-<n> is taken)")
       ->option_text("<path>");
   AddLocalToolOptions(app, args.common);
+  app.add_option("-D", args.common.dynamic_properties,
+                 "Configuration property for s3:// and hdfs:// paths, e.g. -D s3.endpoint=... "
+                 "(repeatable)")
+      ->option_text("key=value")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   SetUsage(app, kInspectUsage);
   CLI::Option* path_option = app.get_option("path");
   internal::AddFinalCheck(app, [&args, path_option] {
@@ -168,31 +174,53 @@ void AddInspectOptions(CLI::App& app, InspectArgs& args) {
 }
 
 Status RunInspect(const InspectArgs& args, Printer& printer) {
-  std::string note;
-  auto resolved = ResolveSnapshotPath(args.path, &note);
-  if (!resolved.ok()) {
-    if (resolved.status().IsInvalidArgument()) {
-      return resolved.status().WithHint(
-          "pass a savepoint directory, a chk-<n> directory or its _metadata file");
-    }
-    return resolved.status();
+  auto uri = Uri::Parse(args.path);
+  if (uri.ok() && uri->scheme != "file") {
+    // Only a remote store needs settings: a local path is read even with a broken conf/.
+    std::vector<std::string> warnings;
+    WEIR_ASSIGN_OR_RETURN(Configuration config, LoadToolConfiguration(args.common, &warnings));
+    for (const auto& w : warnings) printer.Error("weir-inspect: warning: " + w);
+    ConfigureFileSystems(config);
   }
-  const std::string dir = *resolved;
-  if (!note.empty()) {
-    printer.Error("weir-inspect: inspecting the newest complete checkpoint '" + dir + "'");
-  }
-  WEIR_ASSIGN_OR_RETURN(CheckpointMetadata meta, ReadMetadata(dir));
-
+  // A job's checkpoint directory of a running job changes under us: the checkpoint taken
+  // may be subsumed and deleted while it is read. Then the newest one is taken again.
+  constexpr int kAttempts = 3;
+  std::string dir;
+  CheckpointMetadata meta;
   std::optional<CompletedSnapshot> loaded;
-  int files = 1;  // _metadata
-  if (args.verify) {
-    auto snapshot = LoadSnapshot(dir);
-    if (!snapshot.ok()) {
-      return Status(snapshot.status())
-          .WithContext("verification of '" + dir + "' failed")
-          .WithHint("this snapshot cannot be restored; use an older checkpoint or savepoint");
+  for (int attempt = 1;; ++attempt) {
+    std::string note;
+    auto resolved = ResolveSnapshotPath(args.path, &note);
+    if (!resolved.ok()) {
+      if (resolved.status().IsInvalidArgument() && resolved.status().hint().empty()) {
+        return resolved.status().WithHint(
+            "pass a savepoint directory, a chk-<n> directory or its _metadata file");
+      }
+      return resolved.status();
     }
-    loaded = std::move(snapshot).value();
+    dir = *resolved;
+    const bool again = !note.empty() && attempt < kAttempts;
+    auto read = ReadMetadata(dir);
+    if (!read.ok() && read.status().IsNotFound() && again) continue;
+    if (!read.ok()) return read.status();
+    meta = std::move(read).value();
+    if (args.verify) {
+      auto snapshot = LoadSnapshot(dir);
+      if (!snapshot.ok() && snapshot.status().IsNotFound() && again) continue;
+      if (!snapshot.ok()) {
+        return Status(snapshot.status())
+            .WithContext("verification of '" + dir + "' failed")
+            .WithHint("this snapshot cannot be restored; use an older checkpoint or savepoint");
+      }
+      loaded = std::move(snapshot).value();
+    }
+    if (!note.empty()) {
+      printer.Error("weir-inspect: inspecting the newest complete checkpoint '" + dir + "'");
+    }
+    break;
+  }
+  int files = 1;  // _metadata
+  if (loaded) {
     for (const auto& op : meta.operators) {
       for (const auto& h : op.subtasks) files += h.file.empty() ? 0 : 1;
     }

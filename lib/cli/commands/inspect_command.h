@@ -1,6 +1,8 @@
 #pragma once
-// `weir inspect [--verify] [--output json|text] [-v] <path>`: prints what a savepoint or a
-// checkpoint holds, from its files alone (beyond Flink's CLI; no endpoint, no runtime).
+// `weir inspect [--verify] [-D key=value]... [--output json|text] [-v] <path>`: prints what
+// a savepoint or a checkpoint holds, from its files alone (beyond Flink's CLI; no endpoint,
+// no runtime). A local path needs no configuration; for s3:// and hdfs:// paths the
+// configuration (config.yaml and -D) gives the store's settings (s3.*, fs.hdfs.*).
 //
 // <path> is a savepoint or chk-<n> directory, its _metadata file, or a job's checkpoint
 // directory (<dir>/<job-id>), of which the newest complete chk-<n> is taken (named on
@@ -28,18 +30,21 @@ class App;
 
 namespace weir::cli {
 
-inline constexpr char kInspectUsage[] = "weir inspect [--verify] [--output json|text] [-v] <path>";
+inline constexpr char kInspectUsage[] =
+    "weir inspect [--verify] [-D key=value]... [--output json|text] [-v] <path>";
 
 struct InspectArgs {
-  CommonOptions common;  // --output and -v only (AddLocalToolOptions)
+  CommonOptions common;  // --output, -v (AddLocalToolOptions) and -D
   std::string path;      // required
   bool verify = false;   // --verify: read and check every state file
 };
 
-// Adds --verify, --output, -v, the <path> positional and the usage line.
+// Adds --verify, -D, --output, -v, the <path> positional and the usage line.
 void AddInspectOptions(CLI::App& app, InspectArgs& args);
 
-// Inspects the snapshot. JSON: {"path","jobid","checkpointId","kind","format","timestamp",
+// Inspects the snapshot. For a remote path (s3://, hdfs://) first loads the configuration
+// and configures the file systems with it (ConfigureFileSystems), which the program must
+// have registered (RegisterStandardFileSystems). JSON: {"path","jobid","checkpointId","kind","format","timestamp",
 // "stateSize","operators":[{"uid","name","parallelism","maxParallelism","stateSize",
 // "subtasks":[{"subtask","file","size"}], "states":[...] (--verify)}], "verified":{...}
 // (--verify)}.

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# An S3-compatible server on loopback that verifies AWS Signature V4 (versitygw, POSIX
+# backend), for weir's checkpoint-storage tests.
+#
+#   scripts/peers/s3.sh install   # once per machine: `go install` of versitygw (about 1.5 min)
+#   scripts/peers/s3.sh start     # starts it, creates the bucket, prints the lines below
+#   scripts/peers/s3.sh status    # exit 0 when it answers signed requests
+#   scripts/peers/s3.sh stop      # stops it by pid (SIGTERM, then SIGKILL); keeps the data
+#
+# `start` prints, one per line (a test reads them with `sed -n 's/^s3.endpoint=//p'`):
+#   s3.endpoint=http://127.0.0.1:PORT
+#   s3.access-key=...
+#   s3.secret-key=...
+#   bucket=...
+#
+# Environment (all optional):
+#   S3_WORK_DIR    data, metadata, log, pid and port of this server (default /tmp/weir-s3);
+#                  `start` keeps what is there, so a stopped server comes back with its
+#                  data on the same port
+#   S3_PORT        the port (default: the one used last in S3_WORK_DIR, else a free one)
+#   S3_ACCESS_KEY  (default weiradmin)    S3_SECRET_KEY (default weirsecret123)
+#   S3_BUCKET      the bucket to create (default weir)
+#   PEER_OWNER_PID the server is stopped once this process is gone (a test that crashed)
+#   S3_VIRTUAL_DOMAIN  also serve virtual-host style requests (http://<bucket>.DOMAIN:PORT/key);
+#                  "localhost" works without DNS (curl resolves *.localhost to 127.0.0.1).
+#                  Path-style requests keep working.
+#   S3_PEERS_DIR   where `install` puts the binary (default /opt/weir-peers)
+#   VERSITYGW_VERSION (default v1.7.0)
+#
+# Everything binds to 127.0.0.1. The region is us-east-1 (versitygw's default).
+set -euo pipefail
+
+S3_PEERS_DIR="${S3_PEERS_DIR:-/opt/weir-peers}"
+VERSITYGW_VERSION="${VERSITYGW_VERSION:-v1.7.0}"
+VGW="$S3_PEERS_DIR/bin/versitygw"
+S3_WORK_DIR="${S3_WORK_DIR:-/tmp/weir-s3}"
+S3_ACCESS_KEY="${S3_ACCESS_KEY:-weiradmin}"
+S3_SECRET_KEY="${S3_SECRET_KEY:-weirsecret123}"
+S3_BUCKET="${S3_BUCKET:-weir}"
+S3_REGION=us-east-1
+
+say() { echo "s3.sh: $*" >&2; }
+die() {
+  echo "s3.sh: error: $1" >&2
+  [[ -z "${2:-}" ]] || echo "hint: $2" >&2
+  exit 1
+}
+now_ms() { date +%s%3N; }
+took() { echo "$(($(now_ms) - $1))" | awk '{ printf "%.1f s", $1 / 1000 }'; }
+# watch_owner PID: with PEER_OWNER_PID set, stops PID (SIGTERM) once that process is gone.
+watch_owner() {
+  [[ -n "${PEER_OWNER_PID:-}" ]] || return 0
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done
+kill -TERM "$2" 2>/dev/null' _ "$PEER_OWNER_PID" "$1" </dev/null >/dev/null 2>&1 &
+}
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+cmd_install() {
+  if [[ -x "$VGW" ]]; then
+    say "already installed: $VGW"
+    return 0
+  fi
+  command -v go >/dev/null || die "'go' is not on PATH; versitygw is built with 'go install'" \
+    "install Go 1.25 or newer, then run '$0 install' again"
+  local t0
+  t0=$(now_ms)
+  mkdir -p "$S3_PEERS_DIR/bin" "$S3_PEERS_DIR/go"
+  # Keep Go's caches out of the home directory.
+  GOBIN="$S3_PEERS_DIR/bin" GOMODCACHE="$S3_PEERS_DIR/go/mod" GOCACHE="$S3_PEERS_DIR/go/cache" \
+    GOPATH="$S3_PEERS_DIR/go" CGO_ENABLED=0 GOFLAGS=-modcacherw \
+    go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION" ||
+    die "go install of versitygw $VERSITYGW_VERSION failed" "check that the Go module proxy is reachable"
+  rm -rf "$S3_PEERS_DIR/go/cache"
+  say "installed versitygw $VERSITYGW_VERSION in $(took "$t0"): $VGW"
+}
+
+pid_alive() { [[ -s "$S3_WORK_DIR/vgw.pid" ]] && kill -0 "$(<"$S3_WORK_DIR/vgw.pid")" 2>/dev/null; }
+current_port() { [[ -s "$S3_WORK_DIR/port" ]] && cat "$S3_WORK_DIR/port"; }
+
+# 200 on a signed ListBuckets: up and checking our signature.
+answers() {
+  local port="$1" code
+  code="$(S3_PATH="" curl -s -o /dev/null -w '%{http_code}' --max-time 3 --aws-sigv4 "aws:amz:$S3_REGION:s3" \
+    --user "$S3_ACCESS_KEY:$S3_SECRET_KEY" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
+    "http://127.0.0.1:$port/" 2>/dev/null || true)"
+  [[ "$code" == 200 ]]
+}
+
+print_lines() {
+  local port="$1"
+  echo "s3.endpoint=http://127.0.0.1:$port"
+  echo "s3.access-key=$S3_ACCESS_KEY"
+  echo "s3.secret-key=$S3_SECRET_KEY"
+  echo "bucket=$S3_BUCKET"
+}
+
+cmd_start() {
+  [[ -x "$VGW" ]] || die "versitygw is not installed in '$VGW'" "run: $0 install"
+  mkdir -p "$S3_WORK_DIR/data" "$S3_WORK_DIR/meta"
+  local port="${S3_PORT:-$(current_port || true)}"
+  if pid_alive; then
+    [[ -n "$port" ]] && answers "$port" || die "a server runs (pid $(<"$S3_WORK_DIR/vgw.pid")) but does not answer"
+    say "already running on 127.0.0.1:$port"
+    print_lines "$port"
+    return 0
+  fi
+  [[ -n "$port" ]] || port="$(free_port)"
+  if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    die "port $port is taken by another process" "set S3_PORT to a free port, or use a fresh S3_WORK_DIR"
+  fi
+  echo "$port" >"$S3_WORK_DIR/port"
+  local t0
+  t0=$(now_ms)
+  ROOT_ACCESS_KEY="$S3_ACCESS_KEY" ROOT_SECRET_KEY="$S3_SECRET_KEY" \
+    setsid "$VGW" --port "127.0.0.1:$port" ${S3_VIRTUAL_DOMAIN:+--virtual-domain "$S3_VIRTUAL_DOMAIN"} posix --sidecar "$S3_WORK_DIR/meta" "$S3_WORK_DIR/data" \
+    >>"$S3_WORK_DIR/vgw.log" 2>&1 </dev/null &
+  echo $! >"$S3_WORK_DIR/vgw.pid"
+  watch_owner "$(<"$S3_WORK_DIR/vgw.pid")"
+  local deadline=$((SECONDS + 30))
+  until answers "$port"; do
+    if ! pid_alive; then
+      tail -n 5 "$S3_WORK_DIR/vgw.log" >&2 || true
+      die "versitygw exited during start" "see $S3_WORK_DIR/vgw.log"
+    fi
+    ((SECONDS < deadline)) || die "versitygw did not answer within 30 s on 127.0.0.1:$port" \
+      "see $S3_WORK_DIR/vgw.log"
+    sleep 0.1
+  done
+  if [[ ! -d "$S3_WORK_DIR/data/$S3_BUCKET" ]]; then
+    local code
+    code="$(curl -s -o "$S3_WORK_DIR/create-bucket.out" -w '%{http_code}' --max-time 5 -X PUT \
+      --aws-sigv4 "aws:amz:$S3_REGION:s3" --user "$S3_ACCESS_KEY:$S3_SECRET_KEY" \
+      -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "http://127.0.0.1:$port/$S3_BUCKET" || true)"
+    [[ "$code" == 200 ]] || die "cannot create bucket '$S3_BUCKET' (HTTP $code): $(cat "$S3_WORK_DIR/create-bucket.out")"
+  fi
+  say "started versitygw on 127.0.0.1:$port in $(took "$t0") (work dir $S3_WORK_DIR)"
+  print_lines "$port"
+}
+
+cmd_stop() {
+  if ! pid_alive; then
+    say "not running (work dir $S3_WORK_DIR)"
+    rm -f "$S3_WORK_DIR/vgw.pid"
+    return 0
+  fi
+  local p i
+  p="$(<"$S3_WORK_DIR/vgw.pid")"
+  kill -TERM "$p" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$p" 2>/dev/null; then
+    say "pid $p did not exit within 5 s of SIGTERM; sending SIGKILL"
+    kill -KILL "$p" 2>/dev/null || true
+  fi
+  rm -f "$S3_WORK_DIR/vgw.pid"
+  say "stopped (data kept in $S3_WORK_DIR)"
+}
+
+cmd_status() {
+  local port
+  port="$(current_port || true)"
+  if pid_alive && [[ -n "$port" ]] && answers "$port"; then
+    say "running on 127.0.0.1:$port"
+    print_lines "$port"
+    return 0
+  fi
+  say "not running (work dir $S3_WORK_DIR)"
+  return 1
+}
+
+case "${1:-}" in
+  install) cmd_install ;;
+  start) cmd_start ;;
+  stop) cmd_stop ;;
+  status) cmd_status ;;
+  *)
+    echo "usage: $0 install|start|stop|status" >&2
+    exit 2
+    ;;
+esac
