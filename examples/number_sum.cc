@@ -9,10 +9,9 @@
 // the summing operator throw the first time, in this process, that it sees each
 // listed number (to test recovery).
 
-#include <mutex>
-#include <set>
 #include <stdexcept>
 
+#include "examples/failure_plan.h"
 #include "lib/api/weir.h"
 
 namespace {
@@ -24,32 +23,7 @@ struct SumLine {
   WEIR_FIELDS(n, odd, sum)
 };
 
-// The numbers that still have to fail, shared by every subtask and attempt in this
-// process: each fails once.
-class FailurePlan {
- public:
-  void Add(int64_t n) {
-    std::lock_guard lock(mu_);
-    pending_.insert(n);
-  }
-  bool ShouldFail(int64_t n) {
-    std::lock_guard lock(mu_);
-    return pending_.erase(n) > 0;
-  }
-  bool empty() {
-    std::lock_guard lock(mu_);
-    return pending_.empty();
-  }
-
- private:
-  std::mutex mu_;
-  std::set<int64_t> pending_;
-};
-
-FailurePlan& Failures() {
-  static FailurePlan plan;
-  return plan;
-}
+using weir_examples::Failures;
 
 class ParitySum final : public weir::KeyedProcessFunction<int64_t, int64_t, SumLine> {
  public:
@@ -88,21 +62,8 @@ void NumberSum(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args)
     throw weir::JobArgumentError("--sink must be print, file or discard, not '" + sink + "'");
   }
   if (sink == "file" && output.empty()) throw weir::JobArgumentError("--sink file needs --output DIR");
-  std::string fail_at = args.Get("fail-at");
-  bool may_fail = false;
-  if (!fail_at.empty()) {
-    for (const auto& part : weir::Split(fail_at, ',')) {
-      try {
-        size_t used = 0;
-        int64_t n = std::stoll(part, &used);
-        if (used != part.size()) throw std::invalid_argument(part);
-        Failures().Add(n);
-        may_fail = true;
-      } catch (const std::exception&) {
-        throw weir::JobArgumentError("--fail-at takes numbers separated by commas, not '" + fail_at + "'");
-      }
-    }
-  }
+  Failures().Parse(args.Get("fail-at"));
+  bool may_fail = !Failures().empty();
 
   env.SetJobName("Number Sum");
   int64_t last = count == 0 ? INT64_MAX : count;

@@ -13,6 +13,8 @@ PACKAGES=(
   curl python3 python3-yaml procps
   # The Flink peer of the compatibility test (scripts/peers/flink.sh): Java 17, Maven, venv.
   openjdk-17-jre-headless maven python3-venv
+  # The Kafka connector (connectors/kafka) links librdkafka.
+  librdkafka-dev
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

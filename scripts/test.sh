@@ -12,5 +12,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/setup.sh"
 # The real Apache Flink that tests/e2e/flink_compat.sh drives (idempotent; once per machine).
 "$ROOT/scripts/peers/flink.sh" install
+# The Kafka broker of tests/e2e/kafka_*.sh (idempotent; once per machine, about 15 s and 55 MB).
+"$ROOT/scripts/peers/kafka.sh" install
 "$ROOT/scripts/build.sh" "$ROOT/build"
 exec ctest --test-dir "$ROOT/build" --output-on-failure -j "${WEIR_JOBS:-2}" "$@"

@@ -28,6 +28,7 @@ struct TaskInfo {
   int max_parallelism = kDefaultMaxParallelism;
   int attempt = 0;              // 0 on the first run, +1 per restart
   bool checkpointing_enabled = false;
+  int64_t checkpoint_interval_ms = 0;  // the periodic checkpoint interval; 0 without
 };
 
 // What the runtime hands an operator at Setup.
@@ -50,6 +51,7 @@ class RuntimeContext {
   int AttemptNumber() const { return ctx_.task.attempt; }
   const std::string& TaskName() const { return ctx_.task.task_name; }
   bool CheckpointingEnabled() const { return ctx_.task.checkpointing_enabled; }
+  int64_t CheckpointIntervalMillis() const { return ctx_.task.checkpoint_interval_ms; }
   bool IsRestored() const { return ctx_.restored != nullptr && ctx_.restored->restored; }
   OperatorStateStore& GetOperatorStateStore() { return *store_; }
 

@@ -208,6 +208,7 @@ void Task::SetUp() {
     ctx.task.max_parallelism = vertex.max_parallelism;
     ctx.task.attempt = spec_.attempt;
     ctx.task.checkpointing_enabled = spec_.checkpointing_enabled;
+    ctx.task.checkpoint_interval_ms = spec_.checkpoint_interval_ms;
     ctx.operator_name = node.name;
     ctx.operator_uid = impl.uids[k];
     auto r = spec_.restored.find(impl.uids[k]);

@@ -61,6 +61,7 @@ struct TaskSpec {
   int attempt = 0;
   std::string job_id;
   bool checkpointing_enabled = false;
+  int64_t checkpoint_interval_ms = 0;
   bool exactly_once = true;  // aligned barriers; false: at-least-once
   std::vector<TaskOutputSpec> outputs;
   // Restored state per operator uid (may be empty).
