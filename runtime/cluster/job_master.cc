@@ -300,6 +300,7 @@ void JobMaster::Loop() {
     lock.unlock();
     coordinator_->Resume(attempt_number_);
     lock.lock();
+    first = true;  // a task of the new attempt may have ended already: look before waiting
   }
   JobStatus final_status = status_;
   lock.unlock();
