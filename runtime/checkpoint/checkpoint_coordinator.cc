@@ -287,6 +287,7 @@ void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock,
   barrier.id = id;
   barrier.timestamp = trigger_ms;
   barrier.kind = kind;
+  barrier.final = !periodic_;
   lock.unlock();
   int expected = hooks_.trigger(barrier);
   lock.lock();

@@ -20,6 +20,10 @@ struct CheckpointBarrier {
   int64_t timestamp = 0;
   CheckpointKind kind = CheckpointKind::kCheckpoint;
   bool unaligned = false;
+  // Triggered after every source ended (periodic checkpoints stopped): the
+  // checkpoint that tasks whose input ended finish with. An earlier one does not
+  // let them finish, since the sources still running need further checkpoints.
+  bool final = false;
 };
 
 struct Buffer {

@@ -493,7 +493,9 @@ void Task::PerformCheckpoint(const CheckpointBarrier& barrier) {
     return;
   }
   if (impl.source) impl.latest_started = std::max(impl.latest_started, barrier.id);
-  if (impl.input_ended && impl.first_checkpoint_after_end < 0) impl.first_checkpoint_after_end = barrier.id;
+  if (impl.input_ended && impl.first_checkpoint_after_end < 0 && barrier.final) {
+    impl.first_checkpoint_after_end = barrier.id;
+  }
   if (barrier.kind == CheckpointKind::kSyncSavepoint) {
     // Stop-with-savepoint: nothing more is emitted; the task ends once the savepoint
     // is complete (and so committed).

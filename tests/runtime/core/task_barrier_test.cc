@@ -331,11 +331,12 @@ class Harness {
     REQUIRE(gate_->PushData(channel, std::move(bytes)));
   }
   void Barrier(int channel, int64_t id, CheckpointKind kind = CheckpointKind::kCheckpoint,
-               int64_t timestamp = 0) {
+               int64_t timestamp = 0, bool final = false) {
     CheckpointBarrier b;
     b.id = id;
     b.kind = kind;
     b.timestamp = timestamp;
+    b.final = final;
     gate_->PushEvent(channel, Buffer::Event(Buffer::Kind::kBarrier, b));
   }
   void CancelBarrier(int channel, int64_t id) {
@@ -750,15 +751,25 @@ TEST_CASE("task barriers: after end of data the task finishes once a checkpoint 
   REQUIRE(h.probe().ReadEvent(K::kEndOfData));
   CHECK(h.probe().Records() == Set{1, 10});
 
-  // The final checkpoint: barriers still flow after the end of data.
+  // A checkpoint taken while other sources still ran does not end the task: they
+  // need further checkpoints, which a finished task could not take part in.
   h.Barrier(0, 1);
   h.Barrier(1, 1);
   RecordingListener::Ack ack;
   REQUIRE(h.listener().WaitForAck(1, &ack));
   CHECK(ReducedKeys(ack) == Set{1, 10});
+  h.task().NotifyCheckpointComplete(1);
+
+  // The final checkpoint (triggered after every source ended): barriers still flow
+  // after the end of data.
+  h.Barrier(0, 2, CheckpointKind::kCheckpoint, 0, /*final=*/true);
+  h.Barrier(1, 2, CheckpointKind::kCheckpoint, 0, /*final=*/true);
+  REQUIRE(h.listener().WaitForAck(2, &ack));
+  CHECK(ReducedKeys(ack) == Set{1, 10});
+  CHECK(h.listener().failure().empty());
   h.EndOfPartition(0);
   h.EndOfPartition(1);
-  h.task().NotifyCheckpointComplete(1);
+  h.task().NotifyCheckpointComplete(2);
   REQUIRE(h.listener().WaitForFinished());
   REQUIRE(h.probe().ReadEvent(K::kEndOfPartition));
   CHECK(h.probe().items().back().kind == K::kEndOfPartition);
