@@ -8,7 +8,8 @@
 //       --transactional-id-prefix number-sum [--group-id G]
 //       [--delivery-guarantee exactly-once|at-least-once|none] [--bounded] [--rate R]
 //       [--starting-offsets earliest|latest|committed|timestamp:<ms>]
-//       [--transaction-timeout-ms T] [--broker-timeout-ms T] [--fail-at n1,n2,...]
+//       [--transaction-timeout-ms T] [--broker-timeout-ms T] [--partition-discovery-ms T]
+//       [--fail-at n1,n2,...]
 //
 // --bounded reads what the input holds at the start and then finishes; --rate limits
 // each source subtask to R records per second (0: no limit). Read the output with
@@ -20,6 +21,7 @@
 
 #include "connectors/kafka/kafka_sink.h"
 #include "connectors/kafka/kafka_source.h"
+#include "connectors/kafka/kafka_transactions.h"
 #include "examples/failure_plan.h"
 #include "lib/api/weir.h"
 
@@ -66,9 +68,12 @@ int64_t PositiveArg(const weir::JobArgs& args, const std::string& name, int64_t 
 void KafkaNumberSum(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
   args.CheckKnown({"bootstrap-servers", "input-topic", "output-topic", "group-id", "transactional-id-prefix",
                    "delivery-guarantee", "bounded", "rate", "starting-offsets", "transaction-timeout-ms",
-                   "broker-timeout-ms", "fail-at"});
+                   "broker-timeout-ms", "partition-discovery-ms", "fail-at"});
   for (const char* required : {"bootstrap-servers", "input-topic", "output-topic"}) {
     if (args.Get(required).empty()) throw weir::JobArgumentError(std::string("--") + required + " is required");
+  }
+  if (auto servers = weir::kafka::ParseBootstrapServers(args.Get("bootstrap-servers")); !servers.ok()) {
+    throw weir::JobArgumentError("--bootstrap-servers: " + servers.status().message());
   }
   auto guarantee = weir::kafka::ParseDeliveryGuarantee(args.Get("delivery-guarantee", "exactly-once"));
   if (!guarantee.ok()) throw weir::JobArgumentError("--delivery-guarantee: " + guarantee.status().message());
@@ -88,6 +93,7 @@ void KafkaNumberSum(weir::StreamExecutionEnvironment& env, const weir::JobArgs& 
   in.bounded = args.Has("bounded");
   in.max_records_per_second = rate;
   in.broker_timeout_ms = PositiveArg(args, "broker-timeout-ms", in.broker_timeout_ms);
+  in.partition_discovery_interval_ms = PositiveArg(args, "partition-discovery-ms", in.partition_discovery_interval_ms);
   auto st = weir::kafka::ParseStartingOffsets(args.Get("starting-offsets", "earliest"), &in.starting_offsets,
                                               &in.committed_fallback, &in.starting_timestamp_ms);
   if (!st.ok()) throw weir::JobArgumentError("--starting-offsets: " + st.message());

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "lib/common/logging.h"
+
 namespace weir::kafka {
 
 namespace {
@@ -16,8 +18,21 @@ std::string Unreachable(const std::string& who, const std::string& servers, rd_k
 }
 }  // namespace
 
+namespace {
+// librdkafka's log lines go to weir's log (not straight to stderr): errors and
+// warnings as warnings, the rest as debug.
+void LogFromKafka(const rd_kafka_t* rk, int level, const char* facility, const char* message) {
+  if (level <= 4) {
+    LogWarn("{}: {}: {}", rd_kafka_name(rk), facility, message);
+  } else {
+    LogDebug("{}: {}: {}", rd_kafka_name(rk), facility, message);
+  }
+}
+}  // namespace
+
 rd_kafka_conf_t* NewKafkaConf(const std::map<std::string, std::string>& props, const std::string& who) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set_log_cb(conf, LogFromKafka);
   char err[512];
   for (const auto& [k, v] : props) {
     if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {

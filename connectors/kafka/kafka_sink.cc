@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <future>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -83,6 +84,10 @@ struct KafkaSinkWriter::Impl {
   };
   std::vector<Pending> pending;
   std::unique_ptr<KafkaTransactionAdmin> admin;
+  // The producer for the next transaction, being initialized in the background, and
+  // the checkpoint id it is named for.
+  std::future<std::unique_ptr<Producer>> warm;
+  int64_t warm_id = -1;
   ListState<Committable>* committable_state = nullptr;
   ListState<std::pair<int32_t, int64_t>>* checkpoint_state = nullptr;  // (subtask, last checkpoint)
   int64_t restored_checkpoint = 0;
@@ -228,14 +233,20 @@ void KafkaSinkWriter::Open(RuntimeContext& ctx) {
   }
   impl.restored.clear();
   BeginTransaction(impl.restored_checkpoint + 1);
+  CheckTopic(impl.current->rk, o.topic, o.bootstrap_servers, o.broker_timeout_ms, "kafka sink", true);
 }
 
-void KafkaSinkWriter::BeginTransaction(int64_t checkpoint_id) {
-  auto& impl = *impl_;
-  const auto& o = options_;
-  std::string id = o.transactional_id_prefix + "-" + std::to_string(impl.subtask) + "-" + std::to_string(checkpoint_id);
+namespace {
+
+std::string TransactionalId(const KafkaSinkOptions& o, int subtask, int64_t checkpoint_id) {
+  return o.transactional_id_prefix + "-" + std::to_string(subtask) + "-" + std::to_string(checkpoint_id);
+}
+
+// A transactional producer for `id`, initialized (which fences any earlier producer
+// of that id and aborts its open transaction).
+std::unique_ptr<Producer> InitProducer(const KafkaSinkOptions& o, const std::string& id, int64_t timeout_ms) {
   auto p = NewProducer(o, id);
-  if (rd_kafka_error_t* e = rd_kafka_init_transactions(p->rk, static_cast<int>(o.broker_timeout_ms))) {
+  if (rd_kafka_error_t* e = rd_kafka_init_transactions(p->rk, static_cast<int>(timeout_ms))) {
     std::string msg = rd_kafka_error_string(e);
     rd_kafka_error_destroy(e);
     Fail("cannot initialize transactional id '" + id + "' on '" + o.bootstrap_servers + "': " + msg +
@@ -244,8 +255,38 @@ void KafkaSinkWriter::BeginTransaction(int64_t checkpoint_id) {
               : " (transaction.timeout.ms " + std::to_string(o.transaction_timeout_ms) +
                     " ms must not exceed the broker's transaction.max.timeout.ms)"));
   }
+  return p;
+}
+
+}  // namespace
+
+void KafkaSinkWriter::BeginTransaction(int64_t checkpoint_id) {
+  auto& impl = *impl_;
+  const auto& o = options_;
+  std::unique_ptr<Producer> p;
+  if (impl.warm.valid()) {
+    // Made ahead for the id this transaction was expected to get; unused otherwise
+    // (it has no transaction open, so dropping it leaves nothing behind).
+    auto warm = std::move(impl.warm);
+    try {
+      auto made = warm.get();
+      if (impl.warm_id == checkpoint_id) p = std::move(made);
+    } catch (const std::exception&) {
+      // Made again below, with the full timeout and its error.
+    }
+  }
+  if (!p) p = InitProducer(o, TransactionalId(o, impl.subtask, checkpoint_id), o.broker_timeout_ms);
   if (rd_kafka_error_t* e = rd_kafka_begin_transaction(p->rk)) FailWith("cannot begin a transaction", e);
   impl.current = std::move(p);
+  if (impl.finished) return;
+  // Creating and initializing a producer takes a few round trips to the broker:
+  // make the next one while this transaction fills, for the id it will most likely
+  // get (the next barrier is usually checkpoint `checkpoint_id`).
+  impl.warm_id = checkpoint_id + 1;
+  impl.warm = std::async(std::launch::async,
+                         [o, id = TransactionalId(o, impl.subtask, impl.warm_id)] {
+                           return InitProducer(o, id, std::min<int64_t>(o.broker_timeout_ms, 10'000));
+                         });
 }
 
 void KafkaSinkWriter::Write(std::string_view key, std::string_view value) {
@@ -350,6 +391,12 @@ void KafkaSinkWriter::Close() {
   impl.current.reset();
   impl.pending.clear();
   impl.admin.reset();
+  if (impl.warm.valid()) {
+    try {
+      impl.warm.get();
+    } catch (const std::exception&) {
+    }
+  }
 }
 
 }  // namespace weir::kafka

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "connectors/kafka/kafka_client.h"
+#include "connectors/kafka/kafka_transactions.h"
 #include "lib/common/logging.h"
 #include "lib/common/time_util.h"
 
@@ -66,6 +67,22 @@ struct Split {
   SplitState s;
   bool done = false;
 };
+
+// Starts fetching `splits` (those not done) from their next offsets.
+void Assign(rd_kafka_t* rk, const std::vector<Split*>& splits) {
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(splits.size()));
+  for (const Split* sp : splits) {
+    if (sp->done) continue;
+    rd_kafka_topic_partition_list_add(list, sp->s.topic.c_str(), sp->s.partition)->offset = sp->s.next_offset;
+  }
+  rd_kafka_error_t* e = list->cnt > 0 ? rd_kafka_incremental_assign(rk, list) : nullptr;
+  rd_kafka_topic_partition_list_destroy(list);
+  if (e) {
+    std::string msg = rd_kafka_error_string(e);
+    rd_kafka_error_destroy(e);
+    Fail("cannot assign partitions: " + msg);
+  }
+}
 
 // A bounded split that reached its stopping offset: fetch no more of it.
 void Pause(rd_kafka_t* rk, Split& sp) {
@@ -196,6 +213,7 @@ void KafkaSource::Open(RuntimeContext&) {
   auto& impl = *impl_;
   const auto& o = options_;
   if (o.topics.empty() && o.topic_pattern.empty()) Fail("no topics or topic pattern given");
+  if (auto servers = ParseBootstrapServers(o.bootstrap_servers); !servers.ok()) Fail(servers.status().message());
   if (!o.topic_pattern.empty()) {
     try {
       impl.pattern = std::make_unique<std::regex>(o.topic_pattern);
@@ -235,20 +253,23 @@ void KafkaSource::Open(RuntimeContext&) {
     impl.splits.push_back(sp);
   }
   std::vector<SplitState>().swap(impl.restored_splits);
+  if (o.bounded) {
+    // Restored from an unbounded run: stop at what is latest now.
+    for (auto& sp : impl.splits) {
+      if (sp.s.stop_offset >= 0) continue;
+      int64_t low = 0, high = 0;
+      rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(impl.rk, sp.s.topic.c_str(), sp.s.partition, &low,
+                                                                 &high, static_cast<int>(o.broker_timeout_ms));
+      if (err) Fail("cannot read the offsets of '" + sp.s.topic + "' on '" + o.bootstrap_servers + "': " + rd_kafka_err2str(err));
+      sp.s.stop_offset = high;
+      sp.done = sp.s.next_offset >= high;
+    }
+  }
   // A bounded job that restored its splits reads exactly those: no discovery.
   if (!(o.bounded && impl.restored)) Discover();
-  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(impl.splits.size()));
-  for (const auto& sp : impl.splits) {
-    if (sp.done) continue;
-    rd_kafka_topic_partition_list_add(list, sp.s.topic.c_str(), sp.s.partition)->offset = sp.s.next_offset;
-  }
-  rd_kafka_error_t* e = rd_kafka_incremental_assign(impl.rk, list);
-  rd_kafka_topic_partition_list_destroy(list);
-  if (e) {
-    std::string msg = rd_kafka_error_string(e);
-    rd_kafka_error_destroy(e);
-    Fail("cannot assign partitions: " + msg);
-  }
+  std::vector<Split*> all;
+  for (auto& sp : impl.splits) all.push_back(&sp);
+  Assign(impl.rk, all);
   impl.start_nanos = MonotonicNanos();
   if (o.partition_discovery_interval_ms > 0 && !o.bounded) {
     impl.next_discovery_nanos = impl.start_nanos + o.partition_discovery_interval_ms * 1'000'000;
@@ -288,18 +309,10 @@ void KafkaSource::Discover() {
   ResolveOffsets(impl.rk, o, use_configured, fresh);
   if (before > 0 && !fresh.empty()) {
     // Found after the start: assign now (at Open, the caller assigns everything).
-    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(fresh.size()));
     for (Split* sp : fresh) {
       LogInfo("kafka source: subtask {} discovered partition {} of topic '{}'", impl.subtask, sp->s.partition, sp->s.topic);
-      rd_kafka_topic_partition_list_add(list, sp->s.topic.c_str(), sp->s.partition)->offset = sp->s.next_offset;
     }
-    rd_kafka_error_t* e = rd_kafka_incremental_assign(impl.rk, list);
-    rd_kafka_topic_partition_list_destroy(list);
-    if (e) {
-      std::string msg = rd_kafka_error_string(e);
-      rd_kafka_error_destroy(e);
-      Fail("cannot assign new partitions: " + msg);
-    }
+    Assign(impl.rk, fresh);
   }
 }
 
@@ -313,17 +326,9 @@ SourceStatus KafkaSource::EmitNext(Collector<KafkaRecord>& out, int max_records,
     Discover();
     if (before == 0 && !impl.splits.empty()) {
       // Open assigned nothing: assign what was found now.
-      rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(impl.splits.size()));
-      for (const auto& sp : impl.splits) {
-        rd_kafka_topic_partition_list_add(list, sp.s.topic.c_str(), sp.s.partition)->offset = sp.s.next_offset;
-      }
-      rd_kafka_error_t* e = rd_kafka_incremental_assign(impl.rk, list);
-      rd_kafka_topic_partition_list_destroy(list);
-      if (e) {
-        std::string msg = rd_kafka_error_string(e);
-        rd_kafka_error_destroy(e);
-        Fail("cannot assign partitions: " + msg);
-      }
+      std::vector<Split*> all;
+      for (auto& sp : impl.splits) all.push_back(&sp);
+      Assign(impl.rk, all);
     }
   }
   if (o.bounded && std::all_of(impl.splits.begin(), impl.splits.end(), [](const Split& s) { return s.done; })) {

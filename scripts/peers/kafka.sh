@@ -8,6 +8,7 @@
 #   scripts/peers/kafka.sh stop      # stops it by pid (SIGTERM, then SIGKILL)
 #   scripts/peers/kafka.sh kill      # SIGKILL, as a crash would (the data stays)
 #   scripts/peers/kafka.sh topic NAME PARTITIONS   # creates a topic
+#   scripts/peers/kafka.sh partitions NAME N       # raises a topic's partition count to N
 #   scripts/peers/kafka.sh transactions ARGS...   # Kafka's TransactionsCommand (list, describe ...)
 #
 # `start` prints `bootstrap.servers=127.0.0.1:PORT` as its last line on stdout. A work
@@ -121,9 +122,6 @@ transaction.max.timeout.ms=3600000
 group.initial.rebalance.delay.ms=0
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
-broker.heartbeat.interval.ms=500
-broker.session.timeout.ms=2000
-log.flush.interval.messages=1
 EOF
   cat >"$W/log4j2.properties" <<'EOF'
 status = warn
@@ -230,6 +228,13 @@ cmd_topic() {
     --partitions "$2" --replication-factor 1 >/dev/null
 }
 
+cmd_partitions() {
+  [[ $# -eq 2 ]] || die "usage: $0 partitions NAME N"
+  pid_alive || die "the broker is not running (work dir $W)" "run: $0 start"
+  "$JAVA" -Xmx128m -XX:TieredStopAtLevel=1 $LOGOPT -cp "$CP" org.apache.kafka.tools.TopicCommand \
+    --bootstrap-server "127.0.0.1:$(<"$W/port")" --alter --topic "$1" --partitions "$2" >/dev/null
+}
+
 cmd_transactions() {
   pid_alive || die "the broker is not running (work dir $W)" "run: $0 start"
   "$JAVA" -Xmx128m -XX:TieredStopAtLevel=1 $LOGOPT -cp "$CP" org.apache.kafka.tools.TransactionsCommand \
@@ -243,9 +248,10 @@ case "${1:-}" in
   kill) cmd_kill ;;
   status) cmd_status ;;
   topic) shift; cmd_topic "$@" ;;
+  partitions) shift; cmd_partitions "$@" ;;
   transactions) shift; cmd_transactions "$@" ;;
   *)
-    echo "usage: $0 install|start|stop|kill|status|topic NAME PARTITIONS|transactions ARGS..." >&2
+    echo "usage: $0 install|start|stop|kill|status|topic NAME PARTITIONS|partitions NAME N|transactions ARGS..." >&2
     exit 2
     ;;
 esac
