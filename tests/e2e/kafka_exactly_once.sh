@@ -7,9 +7,11 @@
 #      checkpoint directory> (the newest retained checkpoint), one of them at p=2; a
 #      lingering transaction of the prefix (as a crash leaves) is aborted on restore;
 #   3. at-least-once through failures loses nothing;
-#   4. the broker stopped mid-run: the job fails, restarts and ends exactly once;
-#   5. bad input: unreachable broker, unknown topic, transaction timeout not longer
-#      than the checkpoint interval, bad flags.
+#   4. partition discovery, offsets committed back to the group, starting offsets
+#      committed and latest, delivery none flushed at the end;
+#   5. the broker stopped mid-run: the job fails, restarts and ends exactly once;
+#   6. bad input: unreachable broker, unknown topic, transaction timeout not longer
+#      than the checkpoint interval, bad arguments.
 # Every committed output must hold each input number exactly once with the right
 # running sums per parity.
 #
@@ -201,6 +203,24 @@ expect_out_has "has finished."
 run "$KCLIENT" consume "$BS" disc-again read_committed
 expect_rc 0
 expect_out_empty
+pass
+
+check "starting offsets latest: a bounded job started at the end reads nothing and finishes"
+run "$WEIR" run -p 1 -D "rest.port=$(free_port)" -D execution.checkpointing.interval=100ms "$KAFKA_SUM" \
+  --bootstrap-servers "$BS" --input-topic in1 --output-topic latest-out --transactional-id-prefix pl \
+  --starting-offsets latest --bounded
+expect_rc 0
+expect_out_has "has finished."
+run "$KCLIENT" consume "$BS" latest-out read_committed
+expect_rc 0
+expect_out_empty
+pass
+
+check "delivery none without checkpointing: a bounded job flushes everything at its end"
+run "$WEIR" run -p 1 -D "rest.port=$(free_port)" "$KAFKA_SUM" --bootstrap-servers "$BS" --input-topic in1 \
+  --output-topic none-out --delivery-guarantee none --bounded
+expect_rc 0
+verify_sums none-out 20000 exact
 pass
 
 check "the broker stopped mid-run: the job fails, restarts once it is back, and ends exactly once"
