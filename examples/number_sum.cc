@@ -13,13 +13,6 @@
 
 namespace {
 
-std::string Format(const SumLine& line) {
-  std::string s = std::to_string(line.n);
-  s += line.odd ? ",odd," : ",even,";
-  s += std::to_string(line.sum);
-  return s;
-}
-
 void NumberSum(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
   args.CheckKnown({"count", "rate", "output", "sink", "fail-at"});
   ParitySumOptions options = ParseParitySumOptions(args);
@@ -35,7 +28,7 @@ void NumberSum(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args)
     sums.AddSink(weir::DiscardingSink<SumLine>(), "Discard").Uid("discard-sink");
     return;
   }
-  auto lines = sums.Map(Format).Name("Format").Uid("format");
+  auto lines = sums.Map(FormatSumLine).Name("Format").Uid("format");
   if (sink == "file") {
     lines.AddSink(weir::FileSink<std::string>(output), "File Sink").Uid("file-sink");
   } else {

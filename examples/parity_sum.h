@@ -1,7 +1,8 @@
 #pragma once
 // The pipeline of the number_sum examples: the natural numbers 1..N, partitioned by
 // parity, summed per key in a ValueState, one SumLine per input n. Shared by
-// number_sum (files, stdout) and pg_number_sum (PostgreSQL).
+// number_sum (files, stdout), pg_number_sum (PostgreSQL) and kafka_number_sum (which
+// reads its numbers from Kafka and uses ParitySum and FormatSumLine).
 //
 // Included by one source file of each example shared object; everything is in an
 // anonymous namespace so that two examples loaded into one process never share the
@@ -13,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "examples/failure_plan.h"
 #include "lib/api/weir.h"
 
 namespace {
@@ -23,29 +25,6 @@ struct SumLine {
   int64_t sum = 0;
   WEIR_FIELDS(n, odd, sum)
 };
-
-// The numbers that still have to fail, shared by every subtask and attempt in this
-// process: each fails once.
-class FailurePlan {
- public:
-  void Add(int64_t n) {
-    std::lock_guard lock(mu_);
-    pending_.insert(n);
-  }
-  bool ShouldFail(int64_t n) {
-    std::lock_guard lock(mu_);
-    return pending_.erase(n) > 0;
-  }
-
- private:
-  std::mutex mu_;
-  std::set<int64_t> pending_;
-};
-
-FailurePlan& Failures() {
-  static FailurePlan plan;
-  return plan;
-}
 
 class ParitySum final : public weir::KeyedProcessFunction<int64_t, int64_t, SumLine> {
  public:
@@ -65,6 +44,14 @@ class ParitySum final : public weir::KeyedProcessFunction<int64_t, int64_t, SumL
   weir::ValueState<int64_t>* sum_ = nullptr;
 };
 
+// "<n>,<odd|even>,<sum>": the line every number_sum example writes.
+std::string FormatSumLine(const SumLine& line) {
+  std::string s = std::to_string(line.n);
+  s += line.odd ? ",odd," : ",even,";
+  s += std::to_string(line.sum);
+  return s;
+}
+
 // The options every number_sum example shares: --count, --rate and --fail-at.
 struct ParitySumOptions {
   int64_t count = 1000;  // 0: unbounded
@@ -78,20 +65,8 @@ ParitySumOptions ParseParitySumOptions(const weir::JobArgs& args) {
   if (o.count < 0) throw weir::JobArgumentError("--count must be 0 (unbounded) or a positive number");
   o.rate = args.GetDouble("rate", 0);
   if (o.rate < 0) throw weir::JobArgumentError("--rate must be 0 (no limit) or a positive number");
-  std::string fail_at = args.Get("fail-at");
-  if (!fail_at.empty()) {
-    for (const auto& part : weir::Split(fail_at, ',')) {
-      try {
-        size_t used = 0;
-        int64_t n = std::stoll(part, &used);
-        if (used != part.size()) throw std::invalid_argument(part);
-        Failures().Add(n);
-        o.may_fail = true;
-      } catch (const std::exception&) {
-        throw weir::JobArgumentError("--fail-at takes numbers separated by commas, not '" + fail_at + "'");
-      }
-    }
-  }
+  Failures().Parse(args.Get("fail-at"));
+  o.may_fail = !Failures().empty();
   return o;
 }
 

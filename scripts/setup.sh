@@ -18,6 +18,8 @@ PACKAGES=(
   # tests/e2e/java_client.sh compiles a Java program against Flink's client (javac).
   # The HDFS peer (scripts/peers/hdfs.sh) compiles its small Java main.
   openjdk-17-jdk-headless
+  # The Kafka connector (connectors/kafka) links librdkafka.
+  librdkafka-dev
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -20,5 +20,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # checkpoint-storage tests (idempotent; about 1.5 min and 30 s the first time).
 "$ROOT/scripts/peers/s3.sh" install
 "$ROOT/scripts/peers/hdfs.sh" install
+# The Kafka broker of tests/e2e/kafka_*.sh (idempotent; once per machine, about 15 s and 55 MB).
+"$ROOT/scripts/peers/kafka.sh" install
 "$ROOT/scripts/build.sh" "$ROOT/build"
 exec ctest --test-dir "$ROOT/build" --output-on-failure -j "${WEIR_JOBS:-2}" "$@"

@@ -31,6 +31,7 @@ struct TaskInfo {
   // another attempt, job or restore: names files a sink writes so they cannot collide.
   std::string attempt_id;
   bool checkpointing_enabled = false;
+  int64_t checkpoint_interval_ms = 0;  // the periodic checkpoint interval; 0 without
 };
 
 // What the runtime hands an operator at Setup.
@@ -59,6 +60,7 @@ class RuntimeContext {
   const std::string& JobId() const { return ctx_.task.job_id; }
   const std::string& OperatorUid() const { return ctx_.operator_uid; }
   bool CheckpointingEnabled() const { return ctx_.task.checkpointing_enabled; }
+  int64_t CheckpointIntervalMillis() const { return ctx_.task.checkpoint_interval_ms; }
   bool IsRestored() const { return ctx_.restored != nullptr && ctx_.restored->restored; }
   OperatorStateStore& GetOperatorStateStore() { return *store_; }
 

@@ -264,6 +264,7 @@ void JobMaster::Deploy(const CompletedSnapshot* restore_from) {
       spec.job_id = id_.ToHex();
       spec.buffer_size = settings_.buffer_size;
       spec.checkpointing_enabled = checkpoint_settings_.enabled;
+      spec.checkpoint_interval_ms = checkpoint_settings_.interval.count();
       spec.exactly_once = checkpoint_settings_.exactly_once;
       if (restore_from && !finished_on_restore) {
         for (int node : vertex.chain) {

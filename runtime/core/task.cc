@@ -220,6 +220,7 @@ void Task::SetUp() {
     ctx.task.attempt = spec_.attempt;
     ctx.task.attempt_id = spec_.attempt_id;
     ctx.task.checkpointing_enabled = spec_.checkpointing_enabled;
+    ctx.task.checkpoint_interval_ms = spec_.checkpoint_interval_ms;
     ctx.operator_name = node.name;
     ctx.operator_uid = impl.uids[k];
     auto r = spec_.restored.find(impl.uids[k]);

@@ -79,6 +79,7 @@ struct TaskSpec {
   std::string attempt_id;  // TaskInfo::attempt_id
   std::string job_id;
   bool checkpointing_enabled = false;
+  int64_t checkpoint_interval_ms = 0;
   bool exactly_once = true;  // aligned barriers; false: at-least-once
   // Every operator of the chain had finished in the restored snapshot: the task runs
   // no operator, sends EndOfData and EndOfPartition at once and ends.

@@ -233,8 +233,8 @@ TEST_CASE("coordinator: union list state of a partly finished operator fails the
   coordinator.Shutdown(weir::runtime::JobStatus::kCanceled);
 }
 
-TEST_CASE("coordinator: union list state with some subtasks' input ended and others running waits; once all "
-          "ended it completes",
+TEST_CASE("coordinator: union list state with some subtasks' input ended and others running waits, then completes once all "
+          "have ended",
           "[checkpoint]") {
   Recorder rec;
   CheckpointCoordinator coordinator(weir::JobId::Generate(), Settings(), rec.Hooks(), TwoTasks(), TwoSubtasks());
