@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "lib/api/heap_state.h"
+#include "lib/api/keyed_states.h"
 #include "lib/api/operator.h"
 
 namespace weir {
@@ -41,8 +41,7 @@ class Sink {
 template <class K>
 class KeyedRuntimeContext : public RuntimeContext {
  public:
-  KeyedRuntimeContext(const OperatorContext& ctx, OperatorStateStore* store,
-                      HeapKeyedStateBackend<K>* backend)
+  KeyedRuntimeContext(const OperatorContext& ctx, OperatorStateStore* store, KeyedStates<K>* backend)
       : RuntimeContext(ctx, store), backend_(backend) {}
   template <class V>
   ValueState<V>& GetState(const std::string& name) { return backend_->template GetValueState<V>(name); }
@@ -63,7 +62,7 @@ class KeyedRuntimeContext : public RuntimeContext {
   }
 
  private:
-  HeapKeyedStateBackend<K>* backend_;
+  KeyedStates<K>* backend_;
 };
 
 // Flink's KeyedProcessFunction: called once per record with the record's key.

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "lib/api/key_groups_writer.h"
+
 namespace weir {
 
 void ThrowKeyGroupOutOfRange(int key_group, const KeyGroupRange& range) {
@@ -13,5 +15,65 @@ void ThrowKeyGroupOutOfRange(int key_group, const KeyGroupRange& range) {
                          "key for a record every time it is called (no clocks, random numbers or mutable "
                          "state in it)");
 }
+
+void ThrowStateKindMismatch(const std::string& name, StateKind registered, StateKind requested) {
+  throw std::logic_error("keyed state '" + name + "' is " + StateKindName(registered) + " state (registered or " +
+                         "restored so), but the job asks for it as " + StateKindName(requested) +
+                         " state, or with other types: give the new state another name");
+}
+
+namespace heap_internal {
+
+Result<std::vector<KeyedStateHandle>> HeapSnapshot::Write(SnapshotOutput& out) {
+  LegacyKeyedTables legacy;
+  legacy.range = range_;
+  std::vector<StateMeta> states;
+  std::vector<Table*> canonical;
+  for (auto& t : tables_) {
+    if (t.restored && t.restored->legacy) {
+      LegacyKeyedTables::Table lt;
+      lt.name = t.meta.name;
+      lt.kind = t.meta.kind;
+      lt.key_groups.resize(range_.size());
+      for (const auto& [g, blob] : t.restored->key_groups) {
+        if (range_.Contains(g)) lt.key_groups[g - range_.start] = blob;
+      }
+      legacy.tables.push_back(std::move(lt));
+      continue;
+    }
+    states.push_back(t.meta);
+    canonical.push_back(&t);
+  }
+  WEIR_ASSIGN_OR_RETURN(std::unique_ptr<StateOutputStream> stream, out.Create(StateScope::kExclusive));
+  KeyGroupsWriter writer(range_, std::move(states), std::move(stream));
+  std::vector<std::string> rows(canonical.size());
+  for (int i = 0; i < range_.size(); ++i) {
+    if (out.cancelled()) return Status::Aborted("the checkpoint was aborted");
+    for (size_t s = 0; s < canonical.size(); ++s) {
+      Table* t = canonical[s];
+      rows[s].clear();
+      if (t->pinned) {
+        t->pinned->WriteKeyGroup(i, &rows[s]);
+        t->pinned->Release(i);
+      } else {
+        auto it = t->restored->key_groups.find(range_.start + i);
+        if (it != t->restored->key_groups.end()) rows[s].assign(it->second.begin(), it->second.end());
+      }
+    }
+    WEIR_RETURN_IF_ERROR(writer.AddKeyGroup(rows));
+  }
+  std::vector<KeyedStateHandle> handles;
+  WEIR_ASSIGN_OR_RETURN(KeyedStateHandle handle, writer.Finish());
+  handles.push_back(std::move(handle));
+  if (!legacy.tables.empty()) {
+    KeyedStateHandle lh;
+    lh.type = KeyedStateHandle::Type::kLegacy;
+    lh.legacy = std::move(legacy);
+    handles.push_back(std::move(lh));
+  }
+  return handles;
+}
+
+}  // namespace heap_internal
 
 }  // namespace weir

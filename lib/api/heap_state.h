@@ -1,10 +1,19 @@
 #pragma once
-// The hashmap state backend: keyed state as objects on the heap, one hash map per
-// key group, so snapshots and rescaling work key group by key group.
+// The hashmap state backend: keyed state as objects on the heap, one hash map per key
+// group, so snapshots and rescaling work key group by key group.
 //
-// Owned by one operator subtask and used only from its task thread; not thread-safe.
-// SetCurrentKey() must be called before state is accessed for a record.
+// Snapshots are copy-on-write per key group (as Flink's CopyOnWriteStateMap, at key
+// group granularity): the synchronous part pins every key group's map; the task goes on
+// and, the first time it writes a key group the snapshot still reads, copies that
+// group's map; the snapshot writer serializes the pinned maps into canonical rows
+// (keyed_state_rows.h) and unpins each group when done with it.
+//
+// Owned by one operator subtask and used from its task thread, except the snapshots
+// it hands out, which a writer thread reads. SetCurrentKey() must be called before
+// state is accessed for a record.
 
+#include <atomic>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,29 +22,197 @@
 #include <vector>
 
 #include "lib/api/key_groups.h"
+#include "lib/api/keyed_state_backend.h"
+#include "lib/api/keyed_state_rows.h"
 #include "lib/api/serialization.h"
 #include "lib/api/state.h"
 #include "lib/api/state_snapshot.h"
 
 namespace weir {
 
-// Throws the error of HeapKeyedStateBackend::SetCurrentKey (out of line: cold).
+// Throws the error of SetCurrentKey (out of line: cold).
 [[noreturn]] void ThrowKeyGroupOutOfRange(int key_group, const KeyGroupRange& range);
+// Throws the error of a state registered again with another kind or type.
+[[noreturn]] void ThrowStateKindMismatch(const std::string& name, StateKind registered, StateKind requested);
 
-// A state table, type-erased for snapshots.
+// What a snapshot of one state table reads on the writer thread.
+class KeyedTableSnapshot {
+ public:
+  virtual ~KeyedTableSnapshot() = default;
+  // Appends the canonical rows of key group index `kg_index` (kg - range.start).
+  virtual void WriteKeyGroup(int kg_index, std::string* rows) = 0;
+  // The snapshot is done with that key group: the task may change it in place again.
+  virtual void Release(int kg_index) = 0;
+};
+
+// A state table, type-erased.
 class KeyedStateTable {
  public:
   virtual ~KeyedStateTable() = default;
-  virtual const char* kind() const = 0;
-  // Serializes every entry of key group index `kg_index` (kg - range.start).
-  virtual void WriteKeyGroup(int kg_index, DataOutput& out) const = 0;
-  // Adds the entries of a serialized key group (from WriteKeyGroup) into `kg_index`.
-  virtual void ReadKeyGroup(int kg_index, DataInput& in) = 0;
+  virtual StateKind kind() const = 0;
+  // Adds a canonical row (restore).
+  virtual void ReadRow(int kg_index, std::string_view key, std::string_view value) = 0;
+  // Adds the entries of a key group in the layout of snapshots before canonical rows.
+  virtual void ReadLegacyKeyGroup(int kg_index, DataInput& in) = 0;
+  // Pins the current contents for a snapshot.
+  virtual std::unique_ptr<KeyedTableSnapshot> Pin() = 0;
   virtual size_t Size() const = 0;
 };
 
+namespace heap_internal {
+
+// One map per key group from key to a value of type S, copy-on-write while pinned.
+template <class K, class S>
+class KeyGroupedMap {
+ public:
+  using Map = std::unordered_map<K, S, StableKeyHash<K>, KeyEqual<K>>;
+  struct Group {
+    Map map;
+    std::atomic<int> pins{0};  // snapshots still reading this map
+  };
+
+  explicit KeyGroupedMap(int num_key_groups) : groups_(num_key_groups) {
+    for (auto& g : groups_) g = std::make_shared<Group>();
+  }
+  const S* Find(int kg, const K& key) const {
+    const auto& m = groups_[kg]->map;
+    auto it = m.find(key);
+    return it == m.end() ? nullptr : &it->second;
+  }
+  // For changes in place: never a pinned map's entry.
+  S* FindMutable(int kg, const K& key) {
+    auto& m = Mutable(kg);
+    auto it = m.find(key);
+    return it == m.end() ? nullptr : &it->second;
+  }
+  S& GetOrInsert(int kg, const K& key) { return Mutable(kg)[key]; }
+  void Erase(int kg, const K& key) {
+    if (!groups_[kg]->map.count(key)) return;
+    Mutable(kg).erase(key);
+  }
+  Map& Mutable(int kg) {
+    auto& g = groups_[kg];
+    if (g->pins.load(std::memory_order_acquire) > 0) {
+      auto copy = std::make_shared<Group>();
+      copy->map = g->map;
+      g = std::move(copy);
+    }
+    return g->map;
+  }
+  int num_key_groups() const { return static_cast<int>(groups_.size()); }
+  // Task thread: pins every group; the returned pointers keep them alive.
+  std::vector<std::shared_ptr<Group>> Pin() {
+    for (auto& g : groups_) g->pins.fetch_add(1, std::memory_order_relaxed);
+    return groups_;
+  }
+  size_t Size() const {
+    size_t n = 0;
+    for (const auto& g : groups_) n += g->map.size();
+    return n;
+  }
+
+ private:
+  std::vector<std::shared_ptr<Group>> groups_;
+};
+
+template <class T>
+void AppendSerialized(std::string* out, const T& v, Bytes* scratch) {
+  scratch->clear();
+  DataOutput o(scratch);
+  Serializer<T>::Write(o, v);
+  out->append(reinterpret_cast<const char*>(scratch->data()), scratch->size());
+}
+
+template <class T>
+void ParseSerialized(std::string_view bytes, T* v) {
+  DataInput in(reinterpret_cast<const uint8_t*>(bytes.data()),
+               reinterpret_cast<const uint8_t*>(bytes.data()) + bytes.size());
+  Serializer<T>::Read(in, *v);
+  if (!in.AtEnd()) throw DeserializationError("trailing bytes in a state value");
+}
+
+// How entries of a table become canonical rows and back. Codec::Write(key, S, out)
+// appends the entry's rows; Codec::Read(row key, row value, map) adds a row.
+template <class K, class V>
+struct ValueCodec {
+  static void Write(const K& key, const V& value, std::string* out, Bytes* scratch) {
+    std::string k, v;
+    AppendSerialized(&k, key, scratch);
+    std::string rk;
+    AppendRowKey(&rk, k);
+    AppendSerialized(&v, value, scratch);
+    AppendRow(out, rk, v);
+  }
+  template <class Map>
+  static void Read(std::string_view row_key, std::string_view value, Map& map) {
+    std::string_view k, rest;
+    SplitMapRowKey(row_key, &k, &rest);
+    if (!rest.empty()) throw DeserializationError("a value state row with a user key");
+    K key{};
+    ParseSerialized(k, &key);
+    ParseSerialized(value, &map[key]);
+  }
+};
+
+template <class K, class V>
+struct ListCodec {
+  static void Write(const K& key, const std::vector<V>& list, std::string* out, Bytes* scratch) {
+    std::string k, rk, v, e;
+    AppendSerialized(&k, key, scratch);
+    AppendRowKey(&rk, k);
+    for (const auto& element : list) {
+      e.clear();
+      AppendSerialized(&e, element, scratch);
+      AppendVarint(&v, e.size());
+      v.append(e);
+    }
+    AppendRow(out, rk, v);
+  }
+  template <class Map>
+  static void Read(std::string_view row_key, std::string_view value, Map& map) {
+    std::string_view k, rest;
+    SplitMapRowKey(row_key, &k, &rest);
+    K key{};
+    ParseSerialized(k, &key);
+    auto& list = map[key];
+    ForEachListElement(value, [&](std::string_view element) {
+      V v{};
+      ParseSerialized(element, &v);
+      list.push_back(std::move(v));
+    });
+  }
+};
+
+template <class K, class UK, class UV>
+struct MapCodec {
+  static void Write(const K& key, const std::map<UK, UV>& entries, std::string* out, Bytes* scratch) {
+    std::string k, rk, v;
+    AppendSerialized(&k, key, scratch);
+    for (const auto& [uk, uv] : entries) {
+      rk.clear();
+      v.clear();
+      AppendRowKey(&rk, k);
+      AppendSerialized(&rk, uk, scratch);
+      AppendSerialized(&v, uv, scratch);
+      AppendRow(out, rk, v);
+    }
+  }
+  template <class Map>
+  static void Read(std::string_view row_key, std::string_view value, Map& map) {
+    std::string_view k, uk_bytes;
+    SplitMapRowKey(row_key, &k, &uk_bytes);
+    K key{};
+    ParseSerialized(k, &key);
+    UK uk{};
+    ParseSerialized(uk_bytes, &uk);
+    ParseSerialized(value, &map[key][uk]);
+  }
+};
+
+}  // namespace heap_internal
+
 template <class K>
-class HeapKeyedStateBackend {
+class HeapKeyedStateBackend final : public KeyedStateBackend {
  public:
   HeapKeyedStateBackend(int max_parallelism, KeyGroupRange range)
       : max_parallelism_(max_parallelism), range_(range) {}
@@ -51,8 +228,10 @@ class HeapKeyedStateBackend {
   }
   const K& current_key() const { return current_key_; }
   int current_kg_index() const { return current_kg_index_; }
-  int max_parallelism() const { return max_parallelism_; }
-  const KeyGroupRange& range() const { return range_; }
+
+  const char* type() const override { return "hashmap"; }
+  int max_parallelism() const override { return max_parallelism_; }
+  KeyGroupRange range() const override { return range_; }
 
   template <class V>
   ValueState<V>& GetValueState(const std::string& name);
@@ -63,129 +242,80 @@ class HeapKeyedStateBackend {
   template <class V>
   ReducingState<V>& GetReducingState(const std::string& name, std::function<V(const V&, const V&)> reduce);
   template <class In, class Acc, class Out>
-  AggregatingState<In, Out>& GetAggregatingState(const std::string& name,
-                                                 AggregateFunction<In, Acc, Out> fn);
+  AggregatingState<In, Out>& GetAggregatingState(const std::string& name, AggregateFunction<In, Acc, Out> fn);
 
-  // Every state of the subtask: the registered ones, and the restored ones that the
-  // job has not asked for since the restore (carried over as they were restored, so a
-  // state survives any number of checkpoints in which it is not used).
-  KeyedStateSnapshot Snapshot() const {
-    KeyedStateSnapshot snap;
-    snap.max_parallelism = max_parallelism_;
-    snap.range = range_;
-    for (const auto& [name, table] : tables_) {
-      KeyedStateSnapshot::Table t;
-      t.name = name;
-      t.kind = table->kind();
-      t.key_groups.resize(range_.size());
-      for (int i = 0; i < range_.size(); ++i) {
-        DataOutput out(&t.key_groups[i]);
-        table->WriteKeyGroup(i, out);
-      }
-      snap.tables.push_back(std::move(t));
+  // Keeps the restored rows; each state's are applied when it is first registered (its
+  // value types are known only then). Until then they are carried into every snapshot.
+  void SetRestored(std::map<std::string, RestoredKeyedState> keyed) {
+    for (auto& [name, state] : keyed) {
+      restored_[name] = std::make_shared<const RestoredKeyedState>(std::move(state));
     }
-    for (const auto& [name, restored] : restored_) {
-      KeyedStateSnapshot::Table t;
-      t.name = name;
-      t.kind = restored.kind;
-      t.key_groups.resize(range_.size());
-      for (const auto& [kg, blob] : restored.key_groups) {
-        if (range_.Contains(kg)) t.key_groups[kg - range_.start] = blob;
-      }
-      snap.tables.push_back(std::move(t));
-    }
-    return snap;
   }
 
-  // Keeps the restored blobs; each is applied when its state is first registered
-  // (the state's value types are known only then).
-  void SetRestored(const std::map<std::string, RestoredKeyedState>& keyed) { restored_ = keyed; }
+  std::unique_ptr<AsyncKeyedSnapshot> Snapshot(const SnapshotOptions& options) override;
 
  private:
   template <class Table, class... Args>
-  Table& GetOrCreate(const std::string& name, Args&&... args) {
-    auto it = tables_.find(name);
-    if (it != tables_.end()) {
-      auto* t = dynamic_cast<Table*>(it->second.get());
-      if (!t) throw std::logic_error("state '" + name + "' was registered with another type");
-      return *t;
-    }
-    auto table = std::make_unique<Table>(this, std::forward<Args>(args)...);
-    Table& ref = *table;
-    auto r = restored_.find(name);
-    if (r != restored_.end()) {
-      for (const auto& [kg, blob] : r->second.key_groups) {
-        if (!range_.Contains(kg)) continue;
-        DataInput in(blob);
-        ref.ReadKeyGroup(kg - range_.start, in);
-      }
-      restored_.erase(r);
-    }
-    tables_.emplace(name, std::move(table));
-    return ref;
-  }
+  Table& GetOrCreate(const std::string& name, StateKind kind, Args&&... args);
 
   int max_parallelism_;
   KeyGroupRange range_;
   K current_key_{};
   int current_kg_index_ = 0;
   std::map<std::string, std::unique_ptr<KeyedStateTable>> tables_;
-  std::map<std::string, RestoredKeyedState> restored_;  // restored, not yet registered
+  std::map<std::string, std::shared_ptr<const RestoredKeyedState>> restored_;  // not yet registered
 };
 
 namespace heap_internal {
 
-// One map per key group from key to a value of type S.
-template <class K, class S>
-class KeyGroupedMap {
+template <class K, class S, class Codec>
+class TableBase : public KeyedStateTable {
  public:
-  using Map = std::unordered_map<K, S, StableKeyHash<K>, KeyEqual<K>>;
-  explicit KeyGroupedMap(int num_key_groups) : maps_(num_key_groups) {}
-  S* Find(int kg, const K& key) {
-    auto& m = maps_[kg];
-    auto it = m.find(key);
-    return it == m.end() ? nullptr : &it->second;
+  explicit TableBase(HeapKeyedStateBackend<K>* b) : backend_(b), map_(b->range().size()) {}
+  void ReadRow(int kg, std::string_view key, std::string_view value) override {
+    Codec::template Read<typename KeyGroupedMap<K, S>::Map>(key, value, map_.Mutable(kg));
   }
-  S& GetOrInsert(int kg, const K& key) { return maps_[kg][key]; }
-  void Erase(int kg, const K& key) { maps_[kg].erase(key); }
-  void Write(int kg, DataOutput& out) const {
-    const auto& m = maps_[kg];
-    out.WriteVarint(m.size());
-    for (const auto& [k, v] : m) {
-      Serializer<K>::Write(out, k);
-      Serializer<S>::Write(out, v);
-    }
-  }
-  void Read(int kg, DataInput& in) {
+  void ReadLegacyKeyGroup(int kg, DataInput& in) override {
     uint64_t n = in.ReadVarint();
+    auto& m = map_.Mutable(kg);
     for (uint64_t i = 0; i < n; ++i) {
       K k{};
       S v{};
       Serializer<K>::Read(in, k);
       Serializer<S>::Read(in, v);
-      maps_[kg][std::move(k)] = std::move(v);
+      m[std::move(k)] = std::move(v);
     }
   }
-  size_t Size() const {
-    size_t n = 0;
-    for (const auto& m : maps_) n += m.size();
-    return n;
+  std::unique_ptr<KeyedTableSnapshot> Pin() override {
+    class Pinned final : public KeyedTableSnapshot {
+     public:
+      explicit Pinned(std::vector<std::shared_ptr<typename KeyGroupedMap<K, S>::Group>> groups)
+          : groups_(std::move(groups)) {}
+      ~Pinned() override {
+        for (size_t i = 0; i < groups_.size(); ++i) Release(static_cast<int>(i));
+      }
+      void WriteKeyGroup(int kg, std::string* rows) override {
+        for (const auto& [k, v] : groups_[kg]->map) {
+          Codec::Write(k, v, rows, &scratch_);
+        }
+      }
+      void Release(int kg) override {
+        if (!groups_[kg]) return;
+        groups_[kg]->pins.fetch_sub(1, std::memory_order_release);
+        groups_[kg].reset();
+      }
+
+     private:
+      std::vector<std::shared_ptr<typename KeyGroupedMap<K, S>::Group>> groups_;
+      Bytes scratch_;
+    };
+    return std::make_unique<Pinned>(map_.Pin());
   }
-
- private:
-  std::vector<Map> maps_;
-};
-
-template <class K, class S>
-class TableBase : public KeyedStateTable {
- public:
-  explicit TableBase(HeapKeyedStateBackend<K>* b) : backend_(b), map_(b->range().size()) {}
-  void WriteKeyGroup(int kg, DataOutput& out) const override { map_.Write(kg, out); }
-  void ReadKeyGroup(int kg, DataInput& in) override { map_.Read(kg, in); }
   size_t Size() const override { return map_.Size(); }
 
  protected:
-  S* Find() { return map_.Find(backend_->current_kg_index(), backend_->current_key()); }
+  const S* Find() const { return map_.Find(backend_->current_kg_index(), backend_->current_key()); }
+  S* FindMutable() { return map_.FindMutable(backend_->current_kg_index(), backend_->current_key()); }
   S& GetOrInsert() { return map_.GetOrInsert(backend_->current_kg_index(), backend_->current_key()); }
   void Erase() { map_.Erase(backend_->current_kg_index(), backend_->current_key()); }
   HeapKeyedStateBackend<K>* backend_;
@@ -193,12 +323,12 @@ class TableBase : public KeyedStateTable {
 };
 
 template <class K, class V>
-class HeapValueState final : public TableBase<K, V>, public ValueState<V> {
+class HeapValueState final : public TableBase<K, V, ValueCodec<K, V>>, public ValueState<V> {
  public:
-  using TableBase<K, V>::TableBase;
-  const char* kind() const override { return "value"; }
+  using TableBase<K, V, ValueCodec<K, V>>::TableBase;
+  StateKind kind() const override { return StateKind::kValue; }
   std::optional<V> Value() override {
-    V* v = this->Find();
+    const V* v = this->Find();
     return v ? std::optional<V>(*v) : std::nullopt;
   }
   void Update(const V& value) override { this->GetOrInsert() = value; }
@@ -206,16 +336,17 @@ class HeapValueState final : public TableBase<K, V>, public ValueState<V> {
 };
 
 template <class K, class V>
-class HeapListState final : public TableBase<K, std::vector<V>>, public ListState<V> {
+class HeapListState final : public TableBase<K, std::vector<V>, ListCodec<K, V>>, public ListState<V> {
  public:
-  using TableBase<K, std::vector<V>>::TableBase;
-  const char* kind() const override { return "list"; }
+  using TableBase<K, std::vector<V>, ListCodec<K, V>>::TableBase;
+  StateKind kind() const override { return StateKind::kList; }
   std::vector<V> Get() override {
-    auto* v = this->Find();
+    const auto* v = this->Find();
     return v ? *v : std::vector<V>{};
   }
   void Add(const V& value) override { this->GetOrInsert().push_back(value); }
   void AddAll(const std::vector<V>& values) override {
+    if (values.empty()) return;
     auto& l = this->GetOrInsert();
     l.insert(l.end(), values.begin(), values.end());
   }
@@ -230,29 +361,30 @@ class HeapListState final : public TableBase<K, std::vector<V>>, public ListStat
 };
 
 template <class K, class UK, class UV>
-class HeapMapState final : public TableBase<K, std::map<UK, UV>>, public MapState<UK, UV> {
+class HeapMapState final : public TableBase<K, std::map<UK, UV>, MapCodec<K, UK, UV>>, public MapState<UK, UV> {
  public:
-  using TableBase<K, std::map<UK, UV>>::TableBase;
-  const char* kind() const override { return "map"; }
+  using TableBase<K, std::map<UK, UV>, MapCodec<K, UK, UV>>::TableBase;
+  StateKind kind() const override { return StateKind::kMap; }
   std::optional<UV> Get(const UK& key) override {
-    auto* m = this->Find();
+    const auto* m = this->Find();
     if (!m) return std::nullopt;
     auto it = m->find(key);
     return it == m->end() ? std::nullopt : std::optional<UV>(it->second);
   }
   void Put(const UK& key, const UV& value) override { this->GetOrInsert()[key] = value; }
   void Remove(const UK& key) override {
-    auto* m = this->Find();
-    if (!m) return;
-    m->erase(key);
-    if (m->empty()) this->Erase();
+    const auto* m = this->Find();
+    if (!m || !m->count(key)) return;
+    auto* mutable_map = this->FindMutable();
+    mutable_map->erase(key);
+    if (mutable_map->empty()) this->Erase();
   }
   bool Contains(const UK& key) override {
-    auto* m = this->Find();
+    const auto* m = this->Find();
     return m && m->count(key);
   }
   std::vector<std::pair<UK, UV>> Entries() override {
-    auto* m = this->Find();
+    const auto* m = this->Find();
     if (!m) return {};
     return {m->begin(), m->end()};
   }
@@ -261,17 +393,17 @@ class HeapMapState final : public TableBase<K, std::map<UK, UV>>, public MapStat
 };
 
 template <class K, class V>
-class HeapReducingState final : public TableBase<K, V>, public ReducingState<V> {
+class HeapReducingState final : public TableBase<K, V, ValueCodec<K, V>>, public ReducingState<V> {
  public:
   HeapReducingState(HeapKeyedStateBackend<K>* b, std::function<V(const V&, const V&)> reduce)
-      : TableBase<K, V>(b), reduce_(std::move(reduce)) {}
-  const char* kind() const override { return "reducing"; }
+      : TableBase<K, V, ValueCodec<K, V>>(b), reduce_(std::move(reduce)) {}
+  StateKind kind() const override { return StateKind::kReducing; }
   std::optional<V> Get() override {
-    V* v = this->Find();
+    const V* v = this->Find();
     return v ? std::optional<V>(*v) : std::nullopt;
   }
   void Add(const V& value) override {
-    V* v = this->Find();
+    V* v = this->FindMutable();
     if (v) {
       *v = reduce_(*v, value);
     } else {
@@ -285,17 +417,17 @@ class HeapReducingState final : public TableBase<K, V>, public ReducingState<V> 
 };
 
 template <class K, class In, class Acc, class Out>
-class HeapAggregatingState final : public TableBase<K, Acc>, public AggregatingState<In, Out> {
+class HeapAggregatingState final : public TableBase<K, Acc, ValueCodec<K, Acc>>, public AggregatingState<In, Out> {
  public:
   HeapAggregatingState(HeapKeyedStateBackend<K>* b, AggregateFunction<In, Acc, Out> fn)
-      : TableBase<K, Acc>(b), fn_(std::move(fn)) {}
-  const char* kind() const override { return "aggregating"; }
+      : TableBase<K, Acc, ValueCodec<K, Acc>>(b), fn_(std::move(fn)) {}
+  StateKind kind() const override { return StateKind::kAggregating; }
   std::optional<Out> Get() override {
-    Acc* a = this->Find();
+    const Acc* a = this->Find();
     return a ? std::optional<Out>(fn_.get_result(*a)) : std::nullopt;
   }
   void Add(const In& value) override {
-    Acc* a = this->Find();
+    Acc* a = this->FindMutable();
     if (a) {
       *a = fn_.add(value, std::move(*a));
     } else {
@@ -308,34 +440,94 @@ class HeapAggregatingState final : public TableBase<K, Acc>, public AggregatingS
   AggregateFunction<In, Acc, Out> fn_;
 };
 
+// The asynchronous part of a hashmap snapshot: serializes the pinned key groups of
+// every table, and the restored rows of states not registered since, into one stream
+// in the canonical key-group format. Restored states of old snapshots (not yet
+// registered, so still in their typed layout) go into a second, legacy handle.
+class HeapSnapshot final : public AsyncKeyedSnapshot {
+ public:
+  struct Table {
+    StateMeta meta;
+    std::unique_ptr<KeyedTableSnapshot> pinned;         // a registered table
+    std::shared_ptr<const RestoredKeyedState> restored;  // or restored rows not yet registered
+  };
+  HeapSnapshot(KeyGroupRange range, std::vector<Table> tables) : range_(range), tables_(std::move(tables)) {}
+  Result<std::vector<KeyedStateHandle>> Write(SnapshotOutput& out) override;
+
+ private:
+  KeyGroupRange range_;
+  std::vector<Table> tables_;
+};
+
 }  // namespace heap_internal
+
+template <class K>
+template <class Table, class... Args>
+Table& HeapKeyedStateBackend<K>::GetOrCreate(const std::string& name, StateKind kind, Args&&... args) {
+  auto it = tables_.find(name);
+  if (it != tables_.end()) {
+    auto* t = dynamic_cast<Table*>(it->second.get());
+    if (!t) ThrowStateKindMismatch(name, it->second->kind(), kind);
+    return *t;
+  }
+  auto table = std::make_unique<Table>(this, std::forward<Args>(args)...);
+  Table& ref = *table;
+  auto r = restored_.find(name);
+  if (r != restored_.end()) {
+    const RestoredKeyedState& restored = *r->second;
+    if (restored.kind != kind) ThrowStateKindMismatch(name, restored.kind, kind);
+    for (const auto& [kg, blob] : restored.key_groups) {
+      if (!range_.Contains(kg)) continue;
+      if (restored.legacy) {
+        DataInput in(blob);
+        ref.ReadLegacyKeyGroup(kg - range_.start, in);
+      } else {
+        ForEachRow(blob.data(), blob.data() + blob.size(), [&](std::string_view key, std::string_view value) {
+          ref.ReadRow(kg - range_.start, key, value);
+        });
+      }
+    }
+    restored_.erase(r);
+  }
+  tables_.emplace(name, std::move(table));
+  return ref;
+}
+
+template <class K>
+std::unique_ptr<AsyncKeyedSnapshot> HeapKeyedStateBackend<K>::Snapshot(const SnapshotOptions&) {
+  std::vector<heap_internal::HeapSnapshot::Table> tables;
+  for (const auto& [name, table] : tables_) tables.push_back({{name, table->kind()}, table->Pin(), nullptr});
+  for (const auto& [name, restored] : restored_) tables.push_back({{name, restored->kind}, nullptr, restored});
+  return std::make_unique<heap_internal::HeapSnapshot>(range_, std::move(tables));
+}
 
 template <class K>
 template <class V>
 ValueState<V>& HeapKeyedStateBackend<K>::GetValueState(const std::string& name) {
-  return GetOrCreate<heap_internal::HeapValueState<K, V>>(name);
+  return GetOrCreate<heap_internal::HeapValueState<K, V>>(name, StateKind::kValue);
 }
 template <class K>
 template <class V>
 ListState<V>& HeapKeyedStateBackend<K>::GetListState(const std::string& name) {
-  return GetOrCreate<heap_internal::HeapListState<K, V>>(name);
+  return GetOrCreate<heap_internal::HeapListState<K, V>>(name, StateKind::kList);
 }
 template <class K>
 template <class UK, class UV>
 MapState<UK, UV>& HeapKeyedStateBackend<K>::GetMapState(const std::string& name) {
-  return GetOrCreate<heap_internal::HeapMapState<K, UK, UV>>(name);
+  return GetOrCreate<heap_internal::HeapMapState<K, UK, UV>>(name, StateKind::kMap);
 }
 template <class K>
 template <class V>
-ReducingState<V>& HeapKeyedStateBackend<K>::GetReducingState(
-    const std::string& name, std::function<V(const V&, const V&)> reduce) {
-  return GetOrCreate<heap_internal::HeapReducingState<K, V>>(name, std::move(reduce));
+ReducingState<V>& HeapKeyedStateBackend<K>::GetReducingState(const std::string& name,
+                                                             std::function<V(const V&, const V&)> reduce) {
+  return GetOrCreate<heap_internal::HeapReducingState<K, V>>(name, StateKind::kReducing, std::move(reduce));
 }
 template <class K>
 template <class In, class Acc, class Out>
-AggregatingState<In, Out>& HeapKeyedStateBackend<K>::GetAggregatingState(
-    const std::string& name, AggregateFunction<In, Acc, Out> fn) {
-  return GetOrCreate<heap_internal::HeapAggregatingState<K, In, Acc, Out>>(name, std::move(fn));
+AggregatingState<In, Out>& HeapKeyedStateBackend<K>::GetAggregatingState(const std::string& name,
+                                                                         AggregateFunction<In, Acc, Out> fn) {
+  return GetOrCreate<heap_internal::HeapAggregatingState<K, In, Acc, Out>>(name, StateKind::kAggregating,
+                                                                          std::move(fn));
 }
 
 }  // namespace weir

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/api/keyed_state_backend.h"
 #include "lib/api/operator_state.h"
 #include "lib/api/output.h"
 #include "lib/api/state_snapshot.h"
@@ -40,6 +41,15 @@ struct OperatorContext {
   std::string operator_name;
   std::string operator_uid;
   const RestoredState* restored = nullptr;  // null when the job starts fresh
+  // Keyed operators: the byte-level keyed state backend the runtime made for this
+  // subtask (already restored); null: keyed state lives on the heap.
+  BytesKeyedStateBackend* keyed_backend = nullptr;
+};
+
+// The synchronous part of an operator's snapshot, taken at the barrier.
+struct OperatorSnapshot {
+  std::unique_ptr<AsyncKeyedSnapshot> keyed;  // keyed operators: written asynchronously
+  OperatorStateSnapshot operator_state;       // copied now
 };
 
 // The runtime context user functions see.
@@ -112,8 +122,8 @@ class StreamOperatorBase {
 
   // Checkpoints.
   virtual void PrepareSnapshotPreBarrier(int64_t checkpoint_id) {}
-  virtual OperatorSubtaskSnapshot SnapshotState(int64_t checkpoint_id) {
-    OperatorSubtaskSnapshot snap;
+  virtual OperatorSnapshot SnapshotState(const SnapshotOptions& options) {
+    OperatorSnapshot snap;
     snap.operator_state = operator_state_.Snapshot();
     return snap;
   }

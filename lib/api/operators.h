@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "lib/api/functions.h"
-#include "lib/api/heap_state.h"
+#include "lib/api/keyed_states.h"
 #include "lib/api/operator.h"
 
 namespace weir::internal {
@@ -51,9 +51,9 @@ class SourceOperator final : public SourceOperatorBase, public WithOutput<T> {
   SourceStatus EmitNext(int max_records, int64_t* wake_at_nanos) override {
     return source_.EmitNext(*this->out_, max_records, wake_at_nanos);
   }
-  OperatorSubtaskSnapshot SnapshotState(int64_t id) override {
-    SnapshotFunctionState(source_, id);
-    return StreamOperatorBase::SnapshotState(id);
+  OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
+    SnapshotFunctionState(source_, options.checkpoint_id);
+    return StreamOperatorBase::SnapshotState(options);
   }
   void NotifyCheckpointComplete(int64_t id) override { NotifyFunctionComplete(source_, id); }
   void NotifyCheckpointAborted(int64_t id) override { NotifyFunctionAborted(source_, id); }
@@ -97,27 +97,32 @@ class FlatMapOperator final : public WithOutput<Out>, public Output<In> {
   F f_;
 };
 
-// Base of operators on a keyed stream: owns the keyed state backend of the subtask.
+// Base of operators on a keyed stream: owns the keyed state of the subtask (on the
+// heap, or in the byte-level backend the runtime gives it).
 template <class K>
 class KeyedOperatorBase : public virtual StreamOperatorBase {
  public:
   void Setup(const OperatorContext& ctx) override {
     StreamOperatorBase::Setup(ctx);
-    int max_p = ctx.task.max_parallelism;
-    backend_ = std::make_unique<HeapKeyedStateBackend<K>>(
-        max_p, KeyGroupRangeForOperator(max_p, ctx.task.parallelism, ctx.task.subtask_index));
-    if (ctx.restored && ctx.restored->restored) backend_->SetRestored(ctx.restored->keyed);
+    if (ctx.keyed_backend) {
+      backend_ = std::make_unique<KeyedStates<K>>(ctx.keyed_backend);
+    } else {
+      int max_p = ctx.task.max_parallelism;
+      std::map<std::string, RestoredKeyedState> restored;
+      if (ctx.restored && ctx.restored->restored) restored = ctx.restored->keyed;
+      backend_ = std::make_unique<KeyedStates<K>>(
+          max_p, KeyGroupRangeForOperator(max_p, ctx.task.parallelism, ctx.task.subtask_index), std::move(restored));
+    }
     keyed_context_ = std::make_unique<KeyedRuntimeContext<K>>(ctx_, &operator_state_, backend_.get());
   }
-  OperatorSubtaskSnapshot SnapshotState(int64_t id) override {
-    OperatorSubtaskSnapshot snap = StreamOperatorBase::SnapshotState(id);
-    snap.has_keyed = true;
-    snap.keyed = backend_->Snapshot();
+  OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
+    OperatorSnapshot snap = StreamOperatorBase::SnapshotState(options);
+    snap.keyed = backend_->backend().Snapshot(options);
     return snap;
   }
 
  protected:
-  std::unique_ptr<HeapKeyedStateBackend<K>> backend_;
+  std::unique_ptr<KeyedStates<K>> backend_;
   std::unique_ptr<KeyedRuntimeContext<K>> keyed_context_;
 };
 
@@ -133,9 +138,9 @@ class KeyedProcessOperator final : public KeyedOperatorBase<K>, public WithOutpu
     this->backend_->SetCurrentKey(key_fn_(r));
     fn_.ProcessElement(r, this->backend_->current_key(), *this->out_);
   }
-  OperatorSubtaskSnapshot SnapshotState(int64_t id) override {
-    SnapshotFunctionState(fn_, id);
-    return KeyedOperatorBase<K>::SnapshotState(id);
+  OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
+    SnapshotFunctionState(fn_, options.checkpoint_id);
+    return KeyedOperatorBase<K>::SnapshotState(options);
   }
   void NotifyCheckpointComplete(int64_t id) override { NotifyFunctionComplete(fn_, id); }
   void NotifyCheckpointAborted(int64_t id) override { NotifyFunctionAborted(fn_, id); }
@@ -179,9 +184,9 @@ class SinkOperator final : public virtual StreamOperatorBase, public Output<T> {
   void Finish() override { sink_.Finish(); }
   void Close() override { sink_.Close(); }
   void PrepareSnapshotPreBarrier(int64_t id) override { sink_.PrepareCommit(id); }
-  OperatorSubtaskSnapshot SnapshotState(int64_t id) override {
-    SnapshotFunctionState(sink_, id);
-    return StreamOperatorBase::SnapshotState(id);
+  OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
+    SnapshotFunctionState(sink_, options.checkpoint_id);
+    return StreamOperatorBase::SnapshotState(options);
   }
   void NotifyCheckpointComplete(int64_t id) override { NotifyFunctionComplete(sink_, id); }
   void NotifyCheckpointAborted(int64_t id) override { NotifyFunctionAborted(sink_, id); }

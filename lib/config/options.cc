@@ -292,6 +292,15 @@ const ConfigOption kCheckpointingIncremental{
     .description = "Incremental checkpoints (rocksdb backend only): upload only new files.",
 };
 
+const ConfigOption kCheckpointingInlineThreshold{
+    .key = "execution.checkpointing.data-inline-threshold",
+    .type = OptionType::kMemorySize,
+    .default_value = "20kb",
+    .deprecated_keys = {"state.storage.fs.memory-threshold"},
+    .description = "State streams up to this size are kept in _metadata instead of files of their "
+                   "own (at most 1mb).",
+};
+
 const ConfigOption kCheckpointingAfterTasksFinish{
     .key = "execution.checkpointing.checkpoints-after-tasks-finish",
     .type = OptionType::kBool,
@@ -322,10 +331,12 @@ const ConfigOption kStateBackendType{
     .type = OptionType::kEnum,
     .default_value = "hashmap",
     .deprecated_keys = {"state.backend"},
-    .enum_values = {"hashmap", "rocksdb", "jobmanager", "memory", "filesystem"},
+    .enum_values = {"hashmap", "rocksdb", "jobmanager", "memory", "filesystem", "MemoryStateBackend",
+                    "FsStateBackend", "RocksDBStateBackend"},
     .description = "State backend: 'hashmap' (on the heap) or 'rocksdb' (embedded RocksDB); the "
-                   "legacy names 'jobmanager'/'memory' and 'filesystem' mean hashmap with "
-                   "jobmanager or filesystem checkpoint storage.",
+                   "legacy names 'jobmanager'/'memory'/'MemoryStateBackend' and "
+                   "'filesystem'/'FsStateBackend' mean hashmap with jobmanager or filesystem "
+                   "checkpoint storage, 'RocksDBStateBackend' means rocksdb.",
 };
 
 // --- restart strategies ---
@@ -570,6 +581,7 @@ const std::vector<const ConfigOption*>& AllOptions() {
       &kCheckpointingAlignedTimeout,
       &kCheckpointingIncremental,
       &kCheckpointingAfterTasksFinish,
+      &kCheckpointingInlineThreshold,
       &kStateBackendType,
       &kRestartStrategyType,
       &kFixedDelayAttempts,

@@ -46,6 +46,7 @@ extern const ConfigOption kCheckpointingUnaligned;
 extern const ConfigOption kCheckpointingAlignedTimeout;
 extern const ConfigOption kCheckpointingIncremental;
 extern const ConfigOption kCheckpointingAfterTasksFinish;  // ...checkpoints-after-tasks-finish (true)
+extern const ConfigOption kCheckpointingInlineThreshold;   // ...data-inline-threshold (20kb)
 extern const ConfigOption kStateBackendType;       // state.backend.type (hashmap)
 
 // --- restart strategies ---

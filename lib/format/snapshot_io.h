@@ -9,40 +9,38 @@
 #include <string>
 #include <vector>
 
+#include "lib/api/keyed_state_backend.h"
 #include "lib/api/state_snapshot.h"
 #include "lib/format/checkpoint_format.h"
 
 namespace weir {
 
-struct CompletedSnapshot {
-  struct Operator {
-    std::string uid;
-    std::string name;
-    int parallelism = 1;
-    int max_parallelism = 128;
-    std::vector<OperatorSubtaskSnapshot> subtasks;  // index = subtask
-  };
-  JobId job_id;
-  int64_t id = 0;
-  int64_t timestamp = 0;
-  SnapshotKind kind = SnapshotKind::kCheckpoint;
-  SnapshotFormat format = SnapshotFormat::kCanonical;
-  std::string external_path;  // the snapshot directory; empty when kept in memory only
-  int64_t state_size = 0;     // bytes written
-  std::map<std::string, Operator> operators;  // by uid
-};
-
-// Writes the state files and then `_metadata` (durably, atomically, last) into `dir`,
-// which is created. Sets snapshot.external_path and state_size. IOError naming the
-// path (Unavailable when a remote store cannot be reached). Requests on an object
-// store: one PUT per state file (a multipart upload for large ones) and one for
-// `_metadata`.
+// Writes `_metadata` (durably, atomically) into `dir`, which is created: the tasks
+// have written the state files already, so it is the last file of the snapshot. Sets
+// snapshot.external_path. IOError naming the path (Unavailable when a remote store
+// cannot be reached). One PUT on an object store.
 Status WriteSnapshot(const std::string& dir, CompletedSnapshot& snapshot);
 
-// Loads a snapshot for restore. `path` is a snapshot directory or its `_metadata`
-// file. Verifies the metadata and every state file (size and checksum). Errors name the
-// file: NotFound (missing path, or a directory without `_metadata`), Corruption.
-Result<CompletedSnapshot> LoadSnapshot(const std::string& path);
+// Loads a snapshot's metadata for restore. `path` is a snapshot directory or its
+// `_metadata` file. Checks the metadata, and that every state file it references exists
+// with its size; with `verify_contents` also reads them and checks their checksums.
+// Snapshots of metadata versions 1 and 2 are read whole and converted. Errors name the
+// file: NotFound (missing path or file, or a directory without `_metadata`), Corruption.
+Result<CompletedSnapshot> LoadSnapshot(const std::string& path, bool verify_contents = false);
+
+// Writes `bytes` as one state stream of `out` (a file, or inline when small).
+Result<StreamHandle> WriteStateStream(SnapshotOutput& out, StateScope scope, const Bytes& bytes);
+
+// Writes operator state lists as one stream (OperatorSubtaskState::operator_state).
+Result<StreamHandle> WriteOperatorState(SnapshotOutput& out, const OperatorStateSnapshot& state);
+
+// The bytes of a state stream (inline, or its file), size and checksum checked.
+// NotFound / Corruption naming the file.
+Result<Bytes> ReadStateStream(const StreamHandle& handle);
+
+// Checks that every file `snapshot` references exists with its size, and with
+// `read_contents` that its checksum matches. The first problem, naming the file.
+Status VerifySnapshotFiles(const CompletedSnapshot& snapshot, bool read_contents);
 
 // Resolves what `weir run -s` accepts (a path or a file: URI) to a snapshot directory: a snapshot directory,
 // its `_metadata`, or a job's checkpoint directory (<dir>/<job-id>, holding chk-<n>

@@ -10,12 +10,6 @@ namespace weir::runtime {
 
 namespace {
 
-// Deleting an old snapshot may fail (the store is down): the job goes on, the leftover
-// is named in the log so that it can be deleted by hand.
-void DiscardOrWarn(const std::string& dir) {
-  Status st = DiscardSnapshotDirectory(dir);
-  if (!st.ok()) LogWarn("cannot delete the old snapshot '{}' (delete it by hand): {}", dir, st.message());
-}
 
 const char* TypeName(CheckpointKind kind) {
   switch (kind) {
@@ -44,9 +38,10 @@ CheckpointStatsEntry EntryOf(const PendingCheckpoint& p, const char* status) {
 
 CheckpointCoordinator::CheckpointCoordinator(JobId job_id, CheckpointSettings settings, CheckpointHooks hooks,
                                              std::vector<CheckpointTask> tasks,
-                                             std::map<std::string, std::pair<int, int>> operators)
+                                             std::map<std::string, std::pair<int, int>> operators,
+                                             CheckpointStorage* storage)
     : job_id_(job_id), settings_(std::move(settings)), hooks_(std::move(hooks)), tasks_(std::move(tasks)),
-      operators_(std::move(operators)), store_(settings_.num_retained) {}
+      operators_(std::move(operators)), storage_(storage), store_(settings_.num_retained) {}
 
 CheckpointCoordinator::~CheckpointCoordinator() {
   {
@@ -57,8 +52,18 @@ CheckpointCoordinator::~CheckpointCoordinator() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::string CheckpointCoordinator::ChkDir(int64_t id) const {
-  return JoinPath(JoinPath(settings_.dir, job_id_.ToHex()), "chk-" + std::to_string(id));
+// Deleting an old snapshot may fail (the store is down): the job goes on, the leftover
+// is named in the log so that it can be deleted by hand.
+void CheckpointCoordinator::Discard(const SnapshotDiscard& discard) {
+  for (const auto& dir : discard.directories) {
+    Status st = DiscardSnapshotDirectory(dir);
+    if (!st.ok()) LogWarn("cannot delete the old snapshot '{}' (delete it by hand): {}", dir, st.message());
+  }
+  for (const auto& path : discard.shared_files) {
+    auto fs = GetFileSystem(path);
+    Status st = fs.ok() ? (*fs)->DeleteFiles({path}) : fs.status();
+    if (!st.ok()) LogWarn("cannot delete the shared state file '{}' (delete it by hand): {}", path, st.message());
+  }
 }
 
 // How long a failed requested checkpoint waits before it is tried again.
@@ -225,10 +230,12 @@ void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock,
   }
   // Tasks that finished before this checkpoint answer for themselves at once.
   for (int task : finished_tasks_) p->AcknowledgeFinished(task, tasks_[task]);
+  if (savepoint) storage_->SetSavepointDirectory(id, p->savepoint_dir);
   CheckpointBarrier barrier;
   barrier.id = id;
   barrier.timestamp = p->trigger_ms();
   barrier.kind = kind;
+  barrier.native_format = savepoint && savepoint->format == SnapshotFormat::kNative;
   const int attempt = attempt_;
   pending_[id] = std::move(p);
   stats_.ReportTriggered();
@@ -260,11 +267,25 @@ void CheckpointCoordinator::MaybeCompleteLocked(int64_t id) {
 }
 
 void CheckpointCoordinator::Acknowledge(int attempt, int task, int subtask, int64_t id,
-                                        std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots) {
-  std::lock_guard lock(mu_);
-  auto it = pending_.find(id);
-  if (it == pending_.end() || it->second->attempt() != attempt) return;
-  if (it->second->Acknowledge(task, subtask, std::move(snapshots))) MaybeCompleteLocked(id);
+                                        std::vector<std::pair<std::string, OperatorSubtaskState>> states) {
+  std::vector<std::function<void()>> after;
+  {
+    std::lock_guard lock(mu_);
+    auto it = pending_.find(id);
+    if (it != pending_.end() && it->second->attempt() == attempt) {
+      if (it->second->Acknowledge(task, subtask, std::move(states))) MaybeCompleteLocked(id);
+      return;
+    }
+    // Too late (the checkpoint failed, or belongs to another attempt): what the task
+    // wrote of it into the shared directory is deleted; its own directory went with it.
+    CompletedSnapshot late;
+    auto& op = late.operators["late"];
+    for (auto& [uid, st] : states) op.subtasks.push_back(std::move(st));
+    SnapshotDiscard discard;
+    discard.shared_files = store_.UnreferencedSharedFiles(late);
+    if (!discard.empty()) after.push_back([discard] { Discard(discard); });
+  }
+  for (auto& f : after) f();
 }
 
 void CheckpointCoordinator::Decline(int attempt, int task, int64_t id, CheckpointFailureReason reason,
@@ -333,10 +354,12 @@ void CheckpointCoordinator::FailLocked(PendingPtr p, CheckpointFailureReason rea
   if (p->is_savepoint()) {
     // A failed savepoint tells its requester and the tasks; it never fails the job.
     LogWarn("job={} savepoint={} failed ({}): {}", job_id_.ToHex(), id, CheckpointFailureReasonName(reason), message);
-    std::string dir = p->savepoint_dir;
+    SnapshotDiscard discard;
+    discard.directories.push_back(p->savepoint_dir);
     auto done = std::move(p->done);
-    after->push_back([dir] { DiscardOrWarn(dir); });
+    storage_->Cancel(id);
     after->push_back([this, id, attempt] { hooks_.notify_aborted(id, attempt); });
+    after->push_back([discard] { Discard(discard); });
     if (done) after->push_back([done, message] { done(Status::Aborted(message)); });
     return;
   }
@@ -349,10 +372,12 @@ void CheckpointCoordinator::FailLocked(PendingPtr p, CheckpointFailureReason rea
     requested_ = true;
     not_before_nanos_ = std::max(not_before_nanos_, now + RetryPauseNanos());
   }
-  if (!settings_.dir.empty()) {
-    std::string dir = ChkDir(id);
-    after->push_back([dir] { DiscardOrWarn(dir); });
-  }
+  storage_->Cancel(id);
+  SnapshotDiscard discard;
+  if (!storage_->in_memory()) discard.directories.push_back(storage_->CheckpointDirectory(id));
+  discard.shared_files = store_.UnreferencedSharedFiles(*p->snapshot());
+  // The tasks are told once the checkpoint's files are gone.
+  after->push_back([discard] { Discard(discard); });
   after->push_back([this, id, attempt] { hooks_.notify_aborted(id, attempt); });
   if (p->checkpoint_done) {
     after->push_back([done = std::move(p->checkpoint_done), message] { done(Status::Aborted(message)); });
@@ -409,16 +434,11 @@ void CheckpointCoordinator::Finalize(PendingPtr pending) {
     return;
   }
   std::shared_ptr<CompletedSnapshot> snapshot = pending->snapshot();
+  snapshot->backend = settings_.state_backend;
   Status written = Status::OK();
-  if (!settings_.dir.empty()) {
-    written = WriteSnapshot(ChkDir(snapshot->id), *snapshot);
-  } else {
-    for (const auto& [uid, op] : snapshot->operators) {
-      for (const auto& s : op.subtasks) snapshot->state_size += static_cast<int64_t>(EncodeSubtaskSnapshot(s).size());
-    }
-  }
+  if (!storage_->in_memory()) written = WriteSnapshot(storage_->CheckpointDirectory(snapshot->id), *snapshot);
   std::vector<std::function<void()>> after;
-  std::vector<std::shared_ptr<const CompletedSnapshot>> discard;
+  SnapshotDiscard discard;
   {
     std::lock_guard lock(mu_);
     if (!written.ok()) {
@@ -441,13 +461,14 @@ void CheckpointCoordinator::Finalize(PendingPtr pending) {
         AbortLocked(id, CheckpointFailureReason::kSubsumed, "subsumed by checkpoint " + std::to_string(snapshot->id),
                     &after);
       }
+      storage_->Forget(snapshot->id);
       std::vector<int64_t> dropped;
       discard = store_.Add(snapshot, &dropped);
       for (int64_t id : dropped) stats_.MarkDiscarded(id);
       CheckpointStatsEntry e = EntryOf(*pending, "COMPLETED");
       e.latest_ack_timestamp = NowMillis();
-      e.state_size = snapshot->state_size;
-      e.checkpointed_size = snapshot->state_size;
+      e.state_size = static_cast<int64_t>(snapshot->StateSize());
+      e.checkpointed_size = static_cast<int64_t>(snapshot->CheckpointedSize());
       e.end_to_end_duration = e.latest_ack_timestamp - e.trigger_timestamp;
       e.external_path = snapshot->external_path.empty() ? "<checkpoint-not-externally-addressable>"
                                                          : ToLocation(snapshot->external_path);
@@ -462,7 +483,7 @@ void CheckpointCoordinator::Finalize(PendingPtr pending) {
       }
     }
   }
-  for (const auto& d : discard) DiscardOrWarn(d->external_path);
+  Discard(discard);
   for (auto& f : after) f();
   cv_.notify_all();
 }
@@ -471,6 +492,7 @@ void CheckpointCoordinator::Finalize(PendingPtr pending) {
 // (except the synchronous one of stop-with-savepoint) notify nobody.
 void CheckpointCoordinator::FinalizeSavepoint(PendingPtr pending) {
   auto& snapshot = *pending->snapshot();
+  snapshot.backend = settings_.state_backend;
   Status written = WriteSnapshot(pending->savepoint_dir, snapshot);
   std::vector<std::function<void()>> after;
   {
@@ -481,10 +503,11 @@ void CheckpointCoordinator::FinalizeSavepoint(PendingPtr pending) {
       FailLocked(std::move(pending), CheckpointFailureReason::kJobSuspended,
                  "the job failed over while savepoint " + std::to_string(snapshot.id) + " was written", &after);
     } else {
+      storage_->Forget(snapshot.id);
       CheckpointStatsEntry e = EntryOf(*pending, "COMPLETED");
       e.latest_ack_timestamp = NowMillis();
-      e.state_size = snapshot.state_size;
-      e.checkpointed_size = snapshot.state_size;
+      e.state_size = static_cast<int64_t>(snapshot.StateSize());
+      e.checkpointed_size = static_cast<int64_t>(snapshot.CheckpointedSize());
       e.end_to_end_duration = e.latest_ack_timestamp - e.trigger_timestamp;
       e.external_path = ToLocation(pending->savepoint_dir);
       stats_.ReportCompleted(e);
@@ -522,7 +545,7 @@ void CheckpointCoordinator::SetRestored(std::shared_ptr<const CompletedSnapshot>
 }
 
 void CheckpointCoordinator::Shutdown(JobStatus status) {
-  std::vector<std::string> discard;
+  SnapshotDiscard discard;
   std::vector<std::function<void()>> after;
   {
     std::lock_guard lock(mu_);
@@ -530,14 +553,14 @@ void CheckpointCoordinator::Shutdown(JobStatus status) {
     stopped_ = true;
     std::string reason = std::string("the job ended (") + JobStatusName(status) + ") before it completed";
     AbortEverythingLocked(CheckpointFailureReason::kJobSuspended, reason, &after);
-    discard = store_.DirectoriesToDiscardAtEnd(status, settings_.retention);
+    discard = store_.DiscardAtEnd(status, settings_.retention);
     if (!discard.empty()) stats_.MarkAllDiscarded();
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   for (auto& f : after) f();
   // Writing may have finished after the loop ended; nothing else runs now.
-  for (const auto& d : discard) DiscardOrWarn(d);
+  Discard(discard);
   if (!discard.empty() && !settings_.dir.empty()) {
     if (auto storage = GetFileSystem(settings_.dir); storage.ok()) {
       const std::string job_dir = JoinPath(settings_.dir, job_id_.ToHex());

@@ -44,6 +44,7 @@
 #include "runtime/cluster/job_status.h"
 #include "runtime/core/buffer.h"
 #include "runtime/core/checkpoint_failure.h"
+#include "runtime/state/checkpoint_storage.h"
 
 namespace weir::runtime {
 
@@ -64,9 +65,11 @@ struct CheckpointHooks {
 class CheckpointCoordinator {
  public:
   // `tasks`: the job's tasks by index (the same in every attempt); `operators`: uid ->
-  // (parallelism, max parallelism) of every operator.
+  // (parallelism, max parallelism) of every operator; `storage` (outlives the
+  // coordinator): where checkpoints go, the same the tasks write into.
   CheckpointCoordinator(JobId job_id, CheckpointSettings settings, CheckpointHooks hooks,
-                        std::vector<CheckpointTask> tasks, std::map<std::string, std::pair<int, int>> operators);
+                        std::vector<CheckpointTask> tasks, std::map<std::string, std::pair<int, int>> operators,
+                        CheckpointStorage* storage);
   ~CheckpointCoordinator();
 
   // Starts periodic triggering (when enabled). The first id is `next_id`.
@@ -103,7 +106,7 @@ class CheckpointCoordinator {
 
   // From task threads; answers of another attempt are ignored.
   void Acknowledge(int attempt, int task, int subtask, int64_t id,
-                   std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots);
+                   std::vector<std::pair<std::string, OperatorSubtaskState>> states);
   void Decline(int attempt, int task, int64_t id, CheckpointFailureReason reason, const std::string& message);
   // Task `task` ended normally: with its operators finished it is recorded as finished
   // in every checkpoint; stopped (stop-with-savepoint) it fails the pending ones.
@@ -148,14 +151,16 @@ class CheckpointCoordinator {
                   std::vector<std::function<void()>>* after);
   void AbortEverythingLocked(CheckpointFailureReason reason, const std::string& message,
                              std::vector<std::function<void()>>* after);
-  std::string ChkDir(int64_t id) const;
   int64_t RetryPauseNanos() const;
+  // Deletes snapshot directories and shared files, logging what could not be.
+  static void Discard(const SnapshotDiscard& discard);
 
   const JobId job_id_;
   const CheckpointSettings settings_;
   const CheckpointHooks hooks_;
   const std::vector<CheckpointTask> tasks_;
   const std::map<std::string, std::pair<int, int>> operators_;  // uid -> (p, maxP)
+  CheckpointStorage* const storage_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -73,20 +73,33 @@ Result<CheckpointSettings> CheckpointSettings::FromConfig(const Configuration& c
         .WithHint("remove the key (true is the default)");
   }
   WEIR_ASSIGN_OR_RETURN(auto backend, config.GetEnum(options::kStateBackendType));
-  if (backend) s.state_backend = *backend;
+  std::string type = backend ? ToLower(*backend) : "hashmap";
   // Flink's legacy backend names: state on the heap, with checkpoints in the
-  // JobManager's memory (jobmanager, memory) or in the checkpoint directory
-  // (filesystem, which needs one).
-  if (s.state_backend == "jobmanager" || s.state_backend == "memory") {
+  // JobManager's memory (jobmanager, memory, MemoryStateBackend) or in the checkpoint
+  // directory (filesystem, FsStateBackend, which needs one); RocksDBStateBackend.
+  if (type == "jobmanager" || type == "memory" || type == "memorystatebackend") {
     s.dir.clear();
-  } else if (s.state_backend == "filesystem" && s.dir.empty()) {
-    return Status::InvalidArgument("state backend 'filesystem' writes checkpoints to '" +
-                                   options::kCheckpointingDir.key + "', which is not set")
-        .WithHint("set -D execution.checkpointing.dir=/path/to/checkpoints, or use state.backend.type: hashmap");
+    type = "hashmap";
+  } else if (type == "filesystem" || type == "fsstatebackend") {
+    if (s.dir.empty()) {
+      return Status::InvalidArgument("state backend '" + *backend + "' writes checkpoints to '" +
+                                     options::kCheckpointingDir.key + "', which is not set")
+          .WithHint("set -D execution.checkpointing.dir=/path/to/checkpoints, or use state.backend.type: hashmap");
+    }
+    type = "hashmap";
+  } else if (type == "rocksdbstatebackend") {
+    type = "rocksdb";
   }
-  if (s.state_backend == "rocksdb") {
-    return Status::InvalidArgument("state backend 'rocksdb' is not supported by this weir yet")
-        .WithHint("use state.backend.type: hashmap");
+  s.state_backend = type;
+  WEIR_ASSIGN_OR_RETURN(auto incremental, config.GetBool(options::kCheckpointingIncremental));
+  s.incremental = incremental.value_or(false);
+  WEIR_ASSIGN_OR_RETURN(auto threshold, config.GetMemorySize(options::kCheckpointingInlineThreshold));
+  if (threshold) {
+    if (*threshold < 0 || *threshold > (1 << 20)) {
+      return Status::InvalidArgument("invalid value for '" + options::kCheckpointingInlineThreshold.key +
+                                     "': at most 1mb");
+    }
+    s.inline_threshold = static_cast<uint64_t>(*threshold);
   }
   return s;
 }
@@ -100,7 +113,7 @@ CheckpointConfigInfo CheckpointSettings::ToInfo() const {
   i.max_concurrent = max_concurrent;
   i.externalization_enabled = retention != "NO_EXTERNALIZED_CHECKPOINTS";
   i.delete_on_cancellation = retention != "RETAIN_ON_CANCELLATION";
-  i.state_backend = "HashMapStateBackend";
+  i.state_backend = state_backend == "rocksdb" ? "EmbeddedRocksDBStateBackend" : "HashMapStateBackend";
   i.checkpoint_storage = dir.empty() ? "JobManagerCheckpointStorage" : "FileSystemCheckpointStorage";
   i.unaligned_checkpoints = unaligned;
   i.tolerable_failed_checkpoints = tolerable_failures;

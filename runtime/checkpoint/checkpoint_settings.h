@@ -26,7 +26,9 @@ struct CheckpointSettings {
   std::string savepoint_dir;
   bool unaligned = false;
   std::chrono::milliseconds aligned_timeout{0};
-  std::string state_backend = "hashmap";
+  std::string state_backend = "hashmap";  // normalized: "hashmap" or "rocksdb"
+  bool incremental = false;                // execution.checkpointing.incremental
+  uint64_t inline_threshold = 20 * 1024;    // execution.checkpointing.data-inline-threshold
 
   // InvalidArgument naming the key for bad values or combinations.
   static Result<CheckpointSettings> FromConfig(const Configuration& config);

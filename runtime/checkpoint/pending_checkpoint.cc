@@ -22,9 +22,9 @@ PendingCheckpoint::PendingCheckpoint(const JobId& job, int64_t id, CheckpointKin
 }
 
 bool PendingCheckpoint::Acknowledge(int task, int subtask,
-                                    std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots) {
+                                    std::vector<std::pair<std::string, OperatorSubtaskState>> states) {
   if (task < 0 || task >= num_tasks() || acked_[task]) return false;
-  for (auto& [uid, snap] : snapshots) {
+  for (auto& [uid, snap] : states) {
     auto op = snapshot_->operators.find(uid);
     if (op == snapshot_->operators.end() || subtask >= static_cast<int>(op->second.subtasks.size())) continue;
     op->second.subtasks[subtask] = std::move(snap);
@@ -39,7 +39,7 @@ bool PendingCheckpoint::AcknowledgeFinished(int task, const CheckpointTask& info
   for (const auto& uid : info.uids) {
     auto op = snapshot_->operators.find(uid);
     if (op == snapshot_->operators.end() || info.subtask >= static_cast<int>(op->second.subtasks.size())) continue;
-    OperatorSubtaskSnapshot finished;
+    OperatorSubtaskState finished;
     finished.finished = true;
     op->second.subtasks[info.subtask] = std::move(finished);
   }
@@ -58,9 +58,7 @@ std::optional<std::string> PendingCheckpoint::CheckPartlyFinishedUnionState() co
         continue;
       }
       ++(s.input_ended ? ended : running);
-      for (const auto& l : s.operator_state.lists) {
-        if (l.mode == OperatorStateMode::kUnion && !l.elements.empty()) union_list = l.name;
-      }
+      if (!s.union_list.empty()) union_list = s.union_list;
     }
     if (union_list.empty()) continue;
     if ((finished > 0 && ended + running > 0) || (ended > 0 && running > 0)) {

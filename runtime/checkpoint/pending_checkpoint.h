@@ -46,7 +46,7 @@ class PendingCheckpoint {
   const std::shared_ptr<CompletedSnapshot>& snapshot() const { return snapshot_; }
 
   // Records task `task`'s answer; false when it had answered already.
-  bool Acknowledge(int task, int subtask, std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots);
+  bool Acknowledge(int task, int subtask, std::vector<std::pair<std::string, OperatorSubtaskState>> states);
   bool AcknowledgeFinished(int task, const CheckpointTask& info);
 
   // Flink's rule (FLIP-147, FLINK-21080): an operator with union list state may not

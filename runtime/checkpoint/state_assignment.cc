@@ -10,7 +10,20 @@ bool IsFullyFinished(const CompletedSnapshot::Operator& op) {
   return true;
 }
 
-RestoredState AssignState(const CompletedSnapshot::Operator& op, int parallelism, int max_parallelism, int subtask) {
+Result<std::vector<OperatorStateSnapshot>> ReadOperatorStates(const CompletedSnapshot::Operator& op) {
+  std::vector<OperatorStateSnapshot> out(op.subtasks.size());
+  for (size_t s = 0; s < op.subtasks.size(); ++s) {
+    const auto& handle = op.subtasks[s].operator_state;
+    if (!handle) continue;
+    WEIR_ASSIGN_OR_RETURN(Bytes bytes, ReadStateStream(*handle));
+    std::string what = handle->is_inline() ? "of operator '" + op.uid + "'" : handle->path;
+    WEIR_ASSIGN_OR_RETURN(out[s], DecodeOperatorState(bytes, what));
+  }
+  return out;
+}
+
+RestoredState AssignState(const CompletedSnapshot::Operator& op, const std::vector<OperatorStateSnapshot>& operator_states,
+                          int parallelism, int max_parallelism, int subtask) {
   RestoredState r;
   r.restored = true;
   r.finished = IsFullyFinished(op);
@@ -26,17 +39,13 @@ RestoredState AssignState(const CompletedSnapshot::Operator& op, int parallelism
   for (size_t s = 0; s < op.subtasks.size(); ++s) {
     const auto& snap = op.subtasks[s];
     if (snap.finished) continue;
-    if (snap.has_keyed) {
-      for (const auto& table : snap.keyed.tables) {
-        auto& mine = r.keyed[table.name];  // registers the name even when empty here
-        mine.kind = table.kind;
-        for (int i = 0; i < snap.keyed.range.size(); ++i) {
-          int kg = snap.keyed.range.start + i;
-          if (range.Contains(kg) && !table.key_groups[i].empty()) mine.key_groups[kg] = table.key_groups[i];
-        }
-      }
+    for (const auto& handle : snap.keyed) {
+      KeyGroupRange h = handle.range();
+      // Overlapping key groups; a handle whose range is empty still names its states.
+      if (h.size() == 0 || (h.start <= range.end && range.start <= h.end)) r.keyed_handles.push_back(handle);
     }
-    for (const auto& list : snap.operator_state.lists) {
+    if (s >= operator_states.size()) continue;
+    for (const auto& list : operator_states[s].lists) {
       auto& mine = r.operator_lists[list.name];  // registers the name even when empty
       mine.mode = list.mode;
       switch (list.mode) {

@@ -1,6 +1,8 @@
 #pragma once
 // How the state of a snapshot is given to the subtasks of a (possibly rescaled) job.
 
+#include <vector>
+
 #include "lib/format/snapshot_io.h"
 
 namespace weir::runtime {
@@ -8,12 +10,18 @@ namespace weir::runtime {
 // Whether every subtask of `op` had finished (FLIP-147) when the snapshot was taken.
 bool IsFullyFinished(const CompletedSnapshot::Operator& op);
 
+// The operator state lists of every subtask of `op` (empty for finished ones), read
+// from their streams. NotFound / Corruption naming the file.
+Result<std::vector<OperatorStateSnapshot>> ReadOperatorStates(const CompletedSnapshot::Operator& op);
+
 // The state subtask `subtask` of an operator with `parallelism` subtasks and
-// `max_parallelism` key groups gets from `op`: keyed state by key group, split list
-// state evenly (each subtask keeps its own list when the parallelism is unchanged and
-// no subtask had finished), union list state whole, broadcast state from old subtask
-// `subtask mod old parallelism`. Finished subtasks contribute nothing; a fully
-// finished operator gives RestoredState::finished and no state.
-RestoredState AssignState(const CompletedSnapshot::Operator& op, int parallelism, int max_parallelism, int subtask);
+// `max_parallelism` key groups gets from `op`: the keyed state handles that overlap
+// its key groups (the task reads them), split list state evenly (each subtask keeps
+// its own list when the parallelism is unchanged and no subtask had finished), union
+// list state whole, broadcast state from old subtask `subtask mod old parallelism`.
+// `operator_states` are ReadOperatorStates(op). Finished subtasks contribute nothing;
+// a fully finished operator gives RestoredState::finished and no state.
+RestoredState AssignState(const CompletedSnapshot::Operator& op, const std::vector<OperatorStateSnapshot>& operator_states,
+                          int parallelism, int max_parallelism, int subtask);
 
 }  // namespace weir::runtime

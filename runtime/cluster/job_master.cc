@@ -5,6 +5,7 @@
 #include "lib/common/string_util.h"
 #include "lib/config/options.h"
 #include "lib/fs/file_system.h"
+#include "runtime/state/state_backends.h"
 
 #include <filesystem>
 #include <set>
@@ -22,7 +23,42 @@ bool IsVertexFinishedIn(const ExecutionPlan& plan, const PlanVertex& vertex, con
   return true;
 }
 
+// Whether a job keeping keyed state in `backend` can restore `snapshot`: canonical
+// savepoints restore into either backend; checkpoints and native savepoints only into
+// the backend that wrote them.
+Status CheckBackendCompatible(const CompletedSnapshot& snapshot, const std::string& backend) {
+  const bool native = snapshot.format == SnapshotFormat::kNative || snapshot.HasNativeKeyedState();
+  const std::string what = snapshot.kind == SnapshotKind::kCheckpoint ? "checkpoint" : "savepoint";
+  const std::string format = native ? "native" : "canonical";
+  if (snapshot.version < 3 && backend != "hashmap") {
+    return Status::FailedPrecondition("the " + what + " '" + snapshot.external_path +
+                                      "' was written by an older weir in the hashmap backend's own layout, which "
+                                      "only the hashmap backend reads, and the job uses the '" + backend + "' backend")
+        .WithHint("restore it with -D state.backend.type=hashmap, take a canonical savepoint, and restore that one "
+                  "with the '" + backend + "' backend");
+  }
+  if (snapshot.backend == backend) return Status::OK();
+  if (snapshot.kind == SnapshotKind::kSavepoint && !native) return Status::OK();
+  return Status::FailedPrecondition("the " + what + " '" + snapshot.external_path + "' is in the " + format +
+                                    " format of the '" + snapshot.backend +
+                                    "' state backend, and the job uses the '" + backend +
+                                    "' backend: only a canonical savepoint changes the state backend")
+      .WithHint("restore it with -D state.backend.type=" + snapshot.backend +
+                ", take a canonical savepoint (weir savepoint --type canonical), and restore that one");
+}
+
 }  // namespace
+
+Result<JobMaster::RestorePoint> JobMaster::PrepareRestore(std::shared_ptr<const CompletedSnapshot> snapshot,
+                                                          bool reuse_files) {
+  RestorePoint point;
+  point.reuse_files = reuse_files;
+  for (const auto& [uid, op] : snapshot->operators) {
+    WEIR_ASSIGN_OR_RETURN(point.operator_states[uid], ReadOperatorStates(op));
+  }
+  point.snapshot = std::move(snapshot);
+  return point;
+}
 
 Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph, int parallelism,
                                                      const Configuration& config, const RestoreSettings& restore,
@@ -48,15 +84,19 @@ Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph
   WEIR_ASSIGN_OR_RETURN(CheckpointSettings checkpoint_settings, CheckpointSettings::FromConfig(config));
   WEIR_ASSIGN_OR_RETURN(auto restart, RestartStrategy::FromConfig(config, checkpoint_settings.enabled));
 
-  std::shared_ptr<const CompletedSnapshot> snapshot;
+  if (checkpoint_settings.state_backend != "hashmap") {
+    WEIR_RETURN_IF_ERROR(EnsureBytesBackend(checkpoint_settings.state_backend));
+  }
+  std::optional<RestorePoint> initial;
   if (!restore.path.empty()) {
     WEIR_ASSIGN_OR_RETURN(CompletedSnapshot loaded, LoadSnapshot(restore.path));
+    WEIR_RETURN_IF_ERROR(CheckBackendCompatible(loaded, checkpoint_settings.state_backend));
     // Match operators by uid.
     std::set<std::string> uids(plan.node_uids.begin(), plan.node_uids.end());
     std::vector<std::string> unmatched;
     for (const auto& [uid, op] : loaded.operators) {
       bool has_state = false;
-      for (const auto& s : op.subtasks) has_state = has_state || s.has_keyed || !s.operator_state.lists.empty();
+      for (const auto& s : op.subtasks) has_state = has_state || !s.keyed.empty() || s.operator_state.has_value();
       if (!uids.count(uid) && has_state) unmatched.push_back("'" + uid + "'");
     }
     if (!unmatched.empty() && !restore.allow_non_restored_state) {
@@ -101,21 +141,26 @@ Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph
         }
       }
     }
-    snapshot = std::make_shared<const CompletedSnapshot>(std::move(loaded));
+    // Operator state is read now, so that a missing or corrupt file refuses the job.
+    const bool claim = ToUpper(restore.claim_mode) == "CLAIM";
+    WEIR_ASSIGN_OR_RETURN(initial, PrepareRestore(std::make_shared<const CompletedSnapshot>(std::move(loaded)), claim));
   }
   return std::unique_ptr<JobMaster>(new JobMaster(id, std::move(graph), std::move(plan), settings,
                                                   std::move(checkpoint_settings), std::move(restart),
-                                                  std::move(snapshot), ToUpper(restore.claim_mode) == "CLAIM",
-                                                  std::move(library)));
+                                                  std::move(initial), ToUpper(restore.claim_mode) == "CLAIM",
+                                                  config, std::move(library)));
 }
 
 JobMaster::JobMaster(JobId id, StreamGraph graph, ExecutionPlan plan, JobSettings settings,
                      CheckpointSettings checkpoint_settings, std::unique_ptr<RestartStrategy> restart,
-                     std::shared_ptr<const CompletedSnapshot> initial_snapshot, bool claim_initial,
+                     std::optional<RestorePoint> initial, bool claim_initial, Configuration config,
                      std::shared_ptr<void> library)
     : id_(id), graph_(std::move(graph)), plan_(std::move(plan)), settings_(settings),
       checkpoint_settings_(std::move(checkpoint_settings)), restart_(std::move(restart)),
-      initial_snapshot_(std::move(initial_snapshot)), claim_initial_(claim_initial), library_(std::move(library)) {
+      initial_(std::move(initial)), claim_initial_(claim_initial), config_(std::move(config)),
+      library_(std::move(library)),
+      storage_(std::make_unique<CheckpointStorage>(id, checkpoint_settings_.dir, checkpoint_settings_.inline_threshold)),
+      snapshot_executor_(std::make_unique<SnapshotExecutor>(2)) {
   if (graph_.job_name.empty()) graph_.job_name = "weir job";
   int64_t now = NowMillis();
   start_time_ = now;
@@ -147,7 +192,7 @@ JobMaster::JobMaster(JobId id, StreamGraph graph, ExecutionPlan plan, JobSetting
     cv_.notify_all();
   };
   coordinator_ = std::make_unique<CheckpointCoordinator>(id_, checkpoint_settings_, std::move(hooks),
-                                                         std::move(tasks), std::move(parallelism));
+                                                         std::move(tasks), std::move(parallelism), storage_.get());
 }
 
 JobMaster::~JobMaster() {
@@ -158,7 +203,10 @@ JobMaster::~JobMaster() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   coordinator_.reset();
-  // Tasks must be gone before the library that holds their code is released.
+  // Snapshot writers read the tasks' state; tasks must be gone before the library that
+  // holds their code is released.
+  if (storage_) storage_->CancelAll();
+  if (snapshot_executor_) snapshot_executor_->Drain();
   attempt_.reset();
 }
 
@@ -171,14 +219,15 @@ void JobMaster::SetStatus(JobStatus s) {
 }
 
 void JobMaster::Start() {
-  if (initial_snapshot_) coordinator_->SetRestored(initial_snapshot_, claim_initial_);
+  if (initial_) coordinator_->SetRestored(initial_->snapshot, claim_initial_);
   {
     std::lock_guard lock(mu_);
-    Deploy(initial_snapshot_.get());
+    Deploy(initial_ ? &*initial_ : nullptr);
     SetStatus(JobStatus::kRunning);
   }
   // The coordinator runs even without periodic checkpoints: it takes savepoints.
-  coordinator_->Start(initial_snapshot_ ? initial_snapshot_->id + 1 : 1);
+  coordinator_->Start(initial_ ? initial_->snapshot->id + 1 : 1);
+  initial_.reset();  // the coordinator keeps the snapshot; the tasks have their state
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -225,7 +274,7 @@ Result<std::vector<int>> JobMaster::TriggerCheckpoint(const CheckpointBarrier& b
 
 // Requires mu_. Creates the gates and tasks of a new attempt and starts them, with
 // the state of `restore_from` (null: fresh).
-void JobMaster::Deploy(const CompletedSnapshot* restore_from) {
+void JobMaster::Deploy(const RestorePoint* restore_from) {
   auto attempt = std::make_unique<Attempt>();
   const int nv = static_cast<int>(plan_.vertices.size());
   // Gates: per task, one channel per (input edge, upstream subtask) — a forward edge
@@ -251,7 +300,7 @@ void JobMaster::Deploy(const CompletedSnapshot* restore_from) {
   const std::string attempt_id = Id16::Generate().ToHex().substr(0, 16);
   for (int v = 0; v < nv; ++v) {
     const auto& vertex = plan_.vertices[v];
-    const bool finished_on_restore = restore_from && IsVertexFinishedIn(plan_, vertex, *restore_from);
+    const bool finished_on_restore = restore_from && IsVertexFinishedIn(plan_, vertex, *restore_from->snapshot);
     for (int s = 0; s < vertex.parallelism; ++s) {
       TaskSpec spec;
       spec.attempt_id = attempt_id;
@@ -266,12 +315,19 @@ void JobMaster::Deploy(const CompletedSnapshot* restore_from) {
       spec.checkpointing_enabled = checkpoint_settings_.enabled;
       spec.checkpoint_interval_ms = checkpoint_settings_.interval.count();
       spec.exactly_once = checkpoint_settings_.exactly_once;
+      spec.state_backend = checkpoint_settings_.state_backend;
+      spec.incremental = checkpoint_settings_.incremental;
+      spec.config = &config_;
+      spec.storage = storage_.get();
+      spec.snapshot_executor = snapshot_executor_.get();
       if (restore_from && !finished_on_restore) {
+        spec.reuse_restored_files = restore_from->reuse_files;
         for (int node : vertex.chain) {
           const std::string& uid = plan_.node_uids[node];
-          auto op = restore_from->operators.find(uid);
-          if (op == restore_from->operators.end()) continue;
-          spec.restored[uid] = AssignState(op->second, vertex.parallelism, vertex.max_parallelism, s);
+          auto op = restore_from->snapshot->operators.find(uid);
+          if (op == restore_from->snapshot->operators.end()) continue;
+          spec.restored[uid] = AssignState(op->second, restore_from->operator_states.at(uid), vertex.parallelism,
+                                           vertex.max_parallelism, s);
         }
       }
       for (int e : vertex.outputs) {
@@ -333,7 +389,8 @@ void JobMaster::Loop() {
     std::optional<std::chrono::milliseconds> delay;
     if (!cancel) {
       if (!failover_reason_.empty()) RecordException("CheckpointException", failover_reason_, "");
-      delay = restart_->OnFailure(NowMillis());
+      // State that cannot be read is read no better by a restart: the job fails.
+      if (!unrecoverable_) delay = restart_->OnFailure(NowMillis());
     }
     SetStatus(cancel ? JobStatus::kCancelling : (delay ? JobStatus::kRestarting : JobStatus::kFailing));
     lock.unlock();
@@ -343,6 +400,7 @@ void JobMaster::Loop() {
     cv_.wait(lock, [&] { return tasks_finished_ + tasks_failed_ + tasks_canceled_ == total; });
     lock.unlock();
     for (auto& t : attempt_->tasks) t->Join();
+    StopSnapshotWriters();
     lock.lock();
     if (cancel_requested_) {
       final_status = JobStatus::kCanceled;
@@ -360,11 +418,23 @@ void JobMaster::Loop() {
       break;
     }
     lock.unlock();
-    std::shared_ptr<const CompletedSnapshot> latest = coordinator_->LatestCompleted();
+    std::optional<RestorePoint> restore;
+    if (std::shared_ptr<const CompletedSnapshot> latest = coordinator_->LatestCompleted()) {
+      Result<RestorePoint> point = PrepareRestore(std::move(latest), true);
+      if (!point.ok()) {
+        lock.lock();
+        RecordException("FlinkRuntimeException", "cannot restore the latest completed checkpoint: " +
+                                                     point.status().ToString(), "");
+        LogWarn("job={} cannot restore its latest checkpoint: {}", id_.ToHex(), point.status().ToString());
+        final_status = JobStatus::kFailed;
+        break;
+      }
+      restore = std::move(point).value();
+    }
     lock.lock();
     ++attempt_number_;
     failover_reason_.clear();
-    Deploy(latest.get());
+    Deploy(restore ? &*restore : nullptr);
     if (drain_stop_) {
       // A stop --drain was under way: the new attempt's sources end their input too,
       // so the job still ends with the drain's savepoint.
@@ -383,6 +453,7 @@ void JobMaster::Loop() {
   lock.unlock();
   for (auto& t : attempt_->tasks) t->Join();
   coordinator_->Shutdown(final_status);
+  StopSnapshotWriters();
   ReleaseResources();
   lock.lock();
   SetStatus(final_status);
@@ -391,6 +462,11 @@ void JobMaster::Loop() {
 // The job has ended: what stays is what the REST API shows. Its tasks, the state they
 // held and the job's code go (the job library last: the graph's operator factories,
 // record types and key selectors are code of the library).
+void JobMaster::StopSnapshotWriters() {
+  storage_->CancelAll();
+  snapshot_executor_->Drain();
+}
+
 void JobMaster::ReleaseResources() {
   std::unique_ptr<Attempt> attempt;
   std::shared_ptr<void> library;
@@ -405,7 +481,7 @@ void JobMaster::ReleaseResources() {
       for (auto& in : node.inputs) in.key_selector.reset();
     }
     for (auto& edge : plan_.edges) edge.key_selector.reset();
-    initial_snapshot_.reset();
+    initial_.reset();
     library = std::move(library_);
   }
   attempt.reset();
@@ -454,6 +530,7 @@ void JobMaster::OnTaskFinished(Task& task) {
 void JobMaster::OnTaskFailed(Task& task, const std::string& exception_name, const std::string& message) {
   std::lock_guard lock(mu_);
   ++tasks_failed_;
+  if (exception_name == kStateRestoreErrorName) unrecoverable_ = true;
   LogWarn("job={} task={} failed: {}: {}", id_.ToHex(), task.name(), exception_name, message);
   RecordException(exception_name, message, task.name());
   cv_.notify_all();
@@ -466,8 +543,8 @@ void JobMaster::OnTaskCanceled(Task& task) {
 }
 
 void JobMaster::OnCheckpointAcknowledged(Task& task, int64_t checkpoint_id,
-                                         std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots) {
-  coordinator_->Acknowledge(task.attempt(), TaskIndex(task), task.subtask(), checkpoint_id, std::move(snapshots));
+                                         std::vector<std::pair<std::string, OperatorSubtaskState>> states) {
+  coordinator_->Acknowledge(task.attempt(), TaskIndex(task), task.subtask(), checkpoint_id, std::move(states));
 }
 
 void JobMaster::OnCheckpointDeclined(Task& task, int64_t checkpoint_id, CheckpointFailureReason reason,

@@ -23,6 +23,8 @@
 #include "runtime/cluster/restart_strategy.h"
 #include "runtime/core/execution_plan.h"
 #include "runtime/core/task.h"
+#include "runtime/state/checkpoint_storage.h"
+#include "runtime/state/snapshot_executor.h"
 
 namespace weir::runtime {
 
@@ -84,15 +86,27 @@ class JobMaster : public TaskListener {
   void OnTaskFailed(Task& task, const std::string& exception_name, const std::string& message) override;
   void OnTaskCanceled(Task& task) override;
   void OnCheckpointAcknowledged(Task& task, int64_t checkpoint_id,
-                                std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots) override;
+                                std::vector<std::pair<std::string, OperatorSubtaskState>> states) override;
   void OnCheckpointDeclined(Task& task, int64_t checkpoint_id, CheckpointFailureReason reason,
                             const std::string& message) override;
   void OnEndOfData(Task& task) override;
 
  private:
+  // A snapshot to deploy from, with its operator state lists already read (keyed
+  // state is read by the tasks, each the key groups it owns).
+  struct RestorePoint {
+    std::shared_ptr<const CompletedSnapshot> snapshot;
+    std::map<std::string, std::vector<OperatorStateSnapshot>> operator_states;  // by uid
+    // Whether later checkpoints may refer to the snapshot's files instead of copying
+    // them: a failover to the job's own checkpoint, or a restore in CLAIM mode.
+    bool reuse_files = false;
+  };
+  // NotFound / Corruption naming a state file that cannot be read.
+  static Result<RestorePoint> PrepareRestore(std::shared_ptr<const CompletedSnapshot> snapshot, bool reuse_files);
+
   JobMaster(JobId id, StreamGraph graph, ExecutionPlan plan, JobSettings settings,
             CheckpointSettings checkpoint_settings, std::unique_ptr<RestartStrategy> restart,
-            std::shared_ptr<const CompletedSnapshot> initial_snapshot, bool claim_initial,
+            std::optional<RestorePoint> initial, bool claim_initial, Configuration config,
             std::shared_ptr<void> library);
   // Checks that a savepoint can be taken now and resolves its directory (created);
   // registers `trigger` (or a new id) as in progress. Requires mu_.
@@ -110,7 +124,9 @@ class JobMaster : public TaskListener {
   void Loop();
   void ReleaseResources();
   std::vector<VertexInfo> VertexInfos() const;          // requires mu_
-  void Deploy(const CompletedSnapshot* restore_from);  // requires mu_
+  void Deploy(const RestorePoint* restore_from);       // requires mu_
+  // Stops every snapshot write of the ended attempt and waits for the writers.
+  void StopSnapshotWriters();
   void CancelAttempt();                                // requires mu_
   void SetStatus(JobStatus s);                         // requires mu_
   void RecordException(const std::string& name, const std::string& message, const std::string& task);
@@ -127,9 +143,14 @@ class JobMaster : public TaskListener {
   JobSettings settings_;
   CheckpointSettings checkpoint_settings_;
   std::unique_ptr<RestartStrategy> restart_;
-  std::shared_ptr<const CompletedSnapshot> initial_snapshot_;
+  std::optional<RestorePoint> initial_;  // until Start
   bool claim_initial_ = false;
+  Configuration config_;
   std::shared_ptr<void> library_;
+  // Snapshot files go through storage_; the tasks' asynchronous snapshot parts run on
+  // snapshot_executor_. Both outlive every attempt.
+  std::unique_ptr<CheckpointStorage> storage_;
+  std::unique_ptr<SnapshotExecutor> snapshot_executor_;
   std::unique_ptr<CheckpointCoordinator> coordinator_;
   std::vector<int> first_task_;  // per vertex: the index of its subtask 0 among the job's tasks
 
@@ -145,6 +166,7 @@ class JobMaster : public TaskListener {
   int sources_ended_ = 0;
   bool cancel_requested_ = false;
   std::string failover_reason_;  // a checkpoint failure that must fail the attempt
+  bool unrecoverable_ = false;   // a task could not read its restored state: no restart
   std::vector<ExceptionEntry> exceptions_;  // newest first
   std::map<TriggerId, AsyncOperationStatus> savepoints_;  // by trigger id
   struct DrainStop {

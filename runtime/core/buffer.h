@@ -20,6 +20,8 @@ struct CheckpointBarrier {
   int64_t timestamp = 0;
   CheckpointKind kind = CheckpointKind::kCheckpoint;
   bool unaligned = false;
+  // Savepoints: in the state backend's native format (else the canonical one).
+  bool native_format = false;
 };
 
 struct Buffer {

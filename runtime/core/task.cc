@@ -8,6 +8,10 @@
 #include <typeinfo>
 
 #include "lib/common/logging.h"
+#include "lib/format/checkpoint_format.h"
+#include "lib/format/snapshot_io.h"
+#include "runtime/state/state_backends.h"
+#include "lib/format/key_groups_reader.h"
 
 namespace weir::runtime {
 
@@ -65,6 +69,10 @@ class Task::Writer final : public ChannelWriter {
 };
 
 struct Task::Impl {
+  // Per operator of the chain: its byte-level keyed state backend (null: none, or on
+  // the heap). Declared before the operators, which point into them: members die in
+  // reverse order, so the operators go first.
+  std::vector<std::unique_ptr<BytesKeyedStateBackend>> keyed_backends;
   std::vector<std::unique_ptr<StreamOperatorBase>> operators;  // chain order, head first
   std::vector<std::string> uids;
   std::vector<std::unique_ptr<OutputBase>> owned_outputs;
@@ -72,6 +80,8 @@ struct Task::Impl {
   std::unique_ptr<RecordReaderBase> reader;
   SourceOperatorBase* source = nullptr;
   std::vector<OperatorContext> contexts;
+  // In-memory storage when the task was given none (tests).
+  std::unique_ptr<CheckpointStorage> own_storage;
 
   // Checkpoints.
   int64_t latest_started = 0;   // newest checkpoint taken, being aligned, or aborted here
@@ -132,6 +142,9 @@ void Task::NotifyCheckpointComplete(int64_t checkpoint_id) {
   gate_->PutMail([this, checkpoint_id] {
     for (auto& op : impl_->operators) op->NotifyCheckpointComplete(checkpoint_id);
     auto& impl = *impl_;
+    for (auto& b : impl.keyed_backends) {
+      if (b) b->NotifyCheckpointComplete(checkpoint_id);
+    }
     switch (impl.phase) {
       case TaskPhase::kRunning:
         break;
@@ -153,6 +166,9 @@ void Task::NotifyCheckpointComplete(int64_t checkpoint_id) {
 void Task::NotifyCheckpointAborted(int64_t checkpoint_id) {
   gate_->PutMail([this, checkpoint_id] {
     for (auto& op : impl_->operators) op->NotifyCheckpointAborted(checkpoint_id);
+    for (auto& b : impl_->keyed_backends) {
+      if (b) b->NotifyCheckpointAborted(checkpoint_id);
+    }
     AbortAlignment(checkpoint_id);
     auto& impl = *impl_;
     if (checkpoint_id == impl.sync_savepoint) {
@@ -209,6 +225,8 @@ void Task::SetUp() {
   }
 
   impl.contexts.resize(len);
+  impl.keyed_backends.resize(len);
+  if (!spec_.storage) impl.own_storage = std::make_unique<CheckpointStorage>(JobId(), "", 0);
   for (int k = 0; k < len; ++k) {
     const StreamNode& node = graph.nodes[vertex.chain[k]];
     OperatorContext& ctx = impl.contexts[k];
@@ -225,6 +243,7 @@ void Task::SetUp() {
     ctx.operator_uid = impl.uids[k];
     auto r = spec_.restored.find(impl.uids[k]);
     ctx.restored = r == spec_.restored.end() ? nullptr : &r->second;
+    RestoreKeyedState(k, node, ctx);
     impl.operators[k]->Setup(ctx);
   }
   for (auto& op : impl.operators) op->InitializeState();
@@ -237,6 +256,55 @@ void Task::SetUp() {
     const StreamNode& head = graph.nodes[vertex.chain[0]];
     impl.reader = head.in_type->CreateReader(impl.operators[0]->Input());
   }
+}
+
+// Reads the restored keyed state of operator k (the rows of its key groups; the
+// native handles stay for the backend) and makes its byte-level backend if the job
+// keeps keyed state off the heap. Throws naming the file or backend on failure.
+void Task::RestoreKeyedState(int k, const StreamNode& node, OperatorContext& ctx) {
+  auto& impl = *impl_;
+  auto* restored = const_cast<RestoredState*>(ctx.restored);
+  const KeyGroupRange range =
+      KeyGroupRangeForOperator(ctx.task.max_parallelism, ctx.task.parallelism, ctx.task.subtask_index);
+  if (restored && !restored->keyed_handles.empty()) {
+    auto rows = ReadKeyGroups(restored->keyed_handles, range);
+    if (!rows.ok()) throw StateRestoreError("cannot restore the keyed state of " + name_ + ": " + rows.status().ToString());
+    restored->keyed = std::move(*rows);
+    for (auto& h : restored->keyed_handles) {
+      if (h.type == KeyedStateHandle::Type::kNative) restored->native_keyed.push_back(std::move(h));
+    }
+    restored->keyed_handles.clear();
+  }
+  if (!node.is_keyed) return;
+  if (spec_.state_backend == "hashmap") {
+    if (restored && !restored->native_keyed.empty()) {
+      throw StateRestoreError("the keyed state of " + name_ + " was written by the '" +
+                               restored->native_keyed.front().native.backend +
+                               "' state backend in its native format, which the hashmap backend cannot read");
+    }
+    return;
+  }
+  BytesBackendSpec bs;
+  bs.job_id = spec_.job_id;
+  bs.operator_uid = ctx.operator_uid;
+  bs.task_name = name_;
+  bs.subtask = spec_.subtask;
+  bs.max_parallelism = ctx.task.max_parallelism;
+  bs.range = range;
+  bs.config = spec_.config;
+  bs.reuse_restored_files = spec_.reuse_restored_files;
+  if (restored) {
+    bs.restored_native = std::move(restored->native_keyed);
+    bs.restored_rows = std::move(restored->keyed);
+    restored->native_keyed.clear();
+    restored->keyed.clear();
+  }
+  auto backend = CreateBytesBackend(spec_.state_backend, bs);
+  if (!backend.ok()) {
+    throw std::runtime_error("cannot open the keyed state of " + name_ + ": " + backend.status().ToString());
+  }
+  ctx.keyed_backend = backend->get();
+  impl.keyed_backends[k] = std::move(*backend);
 }
 
 void Task::Run() {
@@ -535,9 +603,10 @@ bool Task::AllInputsEnded() const {
   return static_cast<int>(impl_->ended_channels.size()) == gate_->num_channels();
 }
 
-// The synchronous part of a checkpoint on the task thread: pre-barrier hooks,
-// forward the barrier, copy the operators' state. Writing it to storage happens
-// off this thread (the listener's job).
+// A checkpoint on the task's thread: pre-barrier hooks, forward the barrier, and the
+// synchronous part of the operators' snapshots (operator state copied, keyed state
+// pinned). The asynchronous part, writing it into the checkpoint's storage, runs on
+// the job's snapshot executor, which acknowledges (or declines) when it is done.
 void Task::PerformCheckpoint(const CheckpointBarrier& barrier) {
   auto& impl = *impl_;
   for (auto& op : impl.operators) op->PrepareSnapshotPreBarrier(barrier.id);
@@ -546,12 +615,14 @@ void Task::PerformCheckpoint(const CheckpointBarrier& barrier) {
   impl.aligning = -1;
   impl.barrier_channels.clear();
   gate_->UnblockAll();
-  std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots;
+  SnapshotOptions options;
+  options.checkpoint_id = barrier.id;
+  options.savepoint = barrier.kind != CheckpointKind::kCheckpoint;
+  options.canonical = options.savepoint && !barrier.native_format;
+  options.incremental = spec_.incremental && !options.savepoint;
+  auto snapshots = std::make_shared<std::vector<OperatorSnapshot>>();
   try {
-    for (size_t k = 0; k < impl.operators.size(); ++k) {
-      snapshots.emplace_back(impl.uids[k], impl.operators[k]->SnapshotState(barrier.id));
-      snapshots.back().second.input_ended = impl.phase == TaskPhase::kOperatorsFinished;
-    }
+    for (auto& op : impl.operators) snapshots->push_back(op->SnapshotState(options));
   } catch (const std::exception& e) {
     listener_->OnCheckpointDeclined(*this, barrier.id, CheckpointFailureReason::kSnapshotFailed,
                                     std::string("snapshot of task ") + name_ + " failed: " + e.what());
@@ -564,7 +635,54 @@ void Task::PerformCheckpoint(const CheckpointBarrier& barrier) {
     if (impl.phase == TaskPhase::kRunning) impl.phase = TaskPhase::kStopped;
   }
   if (impl.phase == TaskPhase::kOperatorsFinished && impl.first_after_end < 0) impl.first_after_end = barrier.id;
-  listener_->OnCheckpointAcknowledged(*this, barrier.id, std::move(snapshots));
+
+  CheckpointStorage* storage = spec_.storage ? spec_.storage : impl.own_storage.get();
+  std::shared_ptr<SnapshotOutput> output = storage->Output(barrier.id);
+  const bool input_ended = impl.phase == TaskPhase::kOperatorsFinished;
+  const std::string backend = spec_.state_backend;
+  const int64_t id = barrier.id;
+  auto write = [this, id, snapshots, output, input_ended, backend, uids = impl.uids] {
+    std::vector<std::pair<std::string, OperatorSubtaskState>> states;
+    for (size_t k = 0; k < snapshots->size(); ++k) {
+      OperatorSnapshot& snap = (*snapshots)[k];
+      OperatorSubtaskState st;
+      st.input_ended = input_ended;
+      st.backend = backend;
+      Status written = Status::OK();
+      if (snap.keyed) {
+        auto handles = snap.keyed->Write(*output);
+        snap.keyed.reset();  // the pinned state is released at once
+        if (handles.ok()) {
+          st.keyed = std::move(*handles);
+        } else {
+          written = handles.status();
+        }
+      }
+      if (written.ok() && !snap.operator_state.lists.empty()) {
+        for (const auto& l : snap.operator_state.lists) {
+          if (l.mode == OperatorStateMode::kUnion && !l.elements.empty()) st.union_list = l.name;
+        }
+        auto handle = WriteOperatorState(*output, snap.operator_state);
+        if (handle.ok()) {
+          st.operator_state = std::move(*handle);
+        } else {
+          written = handle.status();
+        }
+      }
+      if (!written.ok()) {
+        listener_->OnCheckpointDeclined(*this, id, CheckpointFailureReason::kIoError,
+                                        "writing the state of " + name_ + " failed: " + written.ToString());
+        return;
+      }
+      states.emplace_back(uids[k], std::move(st));
+    }
+    listener_->OnCheckpointAcknowledged(*this, id, std::move(states));
+  };
+  if (spec_.snapshot_executor) {
+    spec_.snapshot_executor->Submit(std::move(write));
+  } else {
+    write();
+  }
 }
 
 }  // namespace weir::runtime

@@ -25,20 +25,33 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "lib/api/graph.h"
+#include "lib/config/config.h"
 #include "runtime/cluster/job_status.h"
 #include "runtime/core/buffer.h"
 #include "runtime/core/checkpoint_failure.h"
 #include "runtime/core/execution_plan.h"
 #include "runtime/core/input_gate.h"
+#include "runtime/state/checkpoint_storage.h"
+#include "runtime/state/snapshot_executor.h"
 
 namespace weir::runtime {
 
 class Task;
+
+// Thrown when a task cannot read its restored state (a missing or corrupt file, state
+// its backend cannot read): a restart would read it no better, so the job fails
+// instead of restarting.
+class StateRestoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+inline constexpr char kStateRestoreErrorName[] = "weir::runtime::StateRestoreError";
 
 // Where a subtask's output edge sends its buffers: per downstream channel, the
 // consuming task's gate and the channel index in it.
@@ -60,9 +73,10 @@ class TaskListener {
   virtual void OnTaskFinished(Task& task) = 0;
   virtual void OnTaskFailed(Task& task, const std::string& exception_name, const std::string& message) = 0;
   virtual void OnTaskCanceled(Task& task) = 0;
-  // Checkpoint acknowledgement with the snapshots of the chain's operators, by uid.
+  // Checkpoint acknowledgement with the state handles of the chain's operators, by uid.
+  // Called from a snapshot writer thread once the state is written.
   virtual void OnCheckpointAcknowledged(Task& task, int64_t checkpoint_id,
-                                        std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snapshots) {}
+                                        std::vector<std::pair<std::string, OperatorSubtaskState>> states) {}
   virtual void OnCheckpointDeclined(Task& task, int64_t checkpoint_id, CheckpointFailureReason reason,
                                     const std::string& message) {}
   // A source task's input ended and its operators finished (with checkpointing it
@@ -88,6 +102,17 @@ struct TaskSpec {
   // Restored state per operator uid (may be empty).
   std::map<std::string, RestoredState> restored;
   size_t buffer_size = 32 * 1024;
+  // Keyed state: the backend ("hashmap" on the heap, or a byte-level one), whether
+  // checkpoints are incremental, whether the restored files may be referenced by
+  // later checkpoints, and the job's configuration (backend options).
+  std::string state_backend = "hashmap";
+  bool incremental = false;
+  bool reuse_restored_files = false;
+  const Configuration* config = nullptr;
+  // Where snapshots go and who writes them (both outlive the task). Without them
+  // (tests) state stays in memory and is written on the task's thread.
+  CheckpointStorage* storage = nullptr;
+  SnapshotExecutor* snapshot_executor = nullptr;
 };
 
 enum class TaskPhase : uint8_t { kRunning, kOperatorsFinished, kStopped };
@@ -154,6 +179,7 @@ class Task {
   // every input channel.
   void TakeAlignedCheckpoints();
   void PerformCheckpoint(const CheckpointBarrier& barrier);
+  void RestoreKeyedState(int k, const StreamNode& node, OperatorContext& ctx);
   bool AllDelivered(const std::set<int>& channels) const;
   bool AllInputsEnded() const;
   void BroadcastEvent(const Buffer& event);

@@ -47,7 +47,8 @@ m=(-m "localhost:$port")
 check "weir-runtime checkpoints number_sum to $chk every 100 ms"
 start_runtime "$port" -D execution.checkpointing.interval=100ms -D "execution.checkpointing.dir=$chk" \
   -D execution.checkpointing.externalized-checkpoint-retention=RETAIN_ON_CANCELLATION \
-  -D execution.checkpointing.tolerable-failed-checkpoints=1000 -D restart-strategy.type=none
+  -D execution.checkpointing.tolerable-failed-checkpoints=1000 -D restart-strategy.type=none \
+  -D execution.checkpointing.data-inline-threshold=0
 run "$WEIR" run -d "${m[@]}" -p 2 "$NUMBER_SUM" --count "$count" --rate 8000 --output "$out"
 expect_rc 0
 job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"

@@ -1,5 +1,6 @@
 #include "lib/cli/commands/inspect_command.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -10,7 +11,9 @@
 #include "lib/cli/cli11_internal.h"
 #include "lib/cli/run_tool.h"
 #include "lib/common/time_util.h"
+#include "lib/api/keyed_state_rows.h"
 #include "lib/format/checkpoint_format.h"
+#include "lib/format/key_groups_reader.h"
 #include "lib/format/snapshot_io.h"
 #include "lib/fs/file_system.h"
 
@@ -39,25 +42,53 @@ const char* ModeName(OperatorStateMode mode) {
   return "unknown";
 }
 
-// The number of keys in a key group's blob. Every keyed state of the canonical format writes a
-// key group as a varint count followed by the entries (lib/api/heap_state.h); nullopt when
-// the blob does not start with a plausible count.
-std::optional<uint64_t> KeysInKeyGroup(const Bytes& blob) {
-  if (blob.empty()) return 0;
-  try {
-    DataInput in(blob);
-    uint64_t n = in.ReadVarint();
-    if (n > in.remaining()) return std::nullopt;  // each entry takes at least one byte
-    return n;
-  } catch (const DeserializationError&) {
-    return std::nullopt;
+// Adds the states of one subtask's keyed state handles: sizes and key counts read from
+// the key-group streams (canonical form); native files give their sizes only.
+Status SummarizeKeyed(const OperatorSubtaskState& subtask, std::vector<StateSummary>& states,
+                      const std::function<StateSummary&(bool, const std::string&, const std::string&)>& slot) {
+  for (const auto& handle : subtask.keyed) {
+    if (handle.type == KeyedStateHandle::Type::kNative) {
+      for (const auto& meta : handle.states()) slot(true, meta.name, StateKindName(meta.kind)).entries.reset();
+      continue;
+    }
+    WEIR_ASSIGN_OR_RETURN(auto rows, ReadKeyGroups({handle}, handle.range()));
+    for (const auto& meta : handle.states()) {
+      StateSummary& s = slot(true, meta.name, StateKindName(meta.kind));
+      auto it = rows.find(meta.name);
+      if (it == rows.end()) continue;
+      for (const auto& [group, blob] : it->second.key_groups) {
+        s.bytes += blob.size();
+        if (!s.entries) continue;
+        if (it->second.legacy) {
+          s.entries.reset();  // the old layout is typed: keys cannot be counted here
+          continue;
+        }
+        try {
+          std::string previous;
+          ForEachRow(blob.data(), blob.data() + blob.size(), [&](std::string_view key, std::string_view) {
+            if (meta.kind == StateKind::kMap) {
+              std::string_view k, user_key;
+              SplitMapRowKey(key, &k, &user_key);
+              if (k == previous) return;  // rows of one key's map are adjacent
+              previous.assign(k);
+            }
+            ++*s.entries;
+          });
+        } catch (const DeserializationError& e) {
+          return Status::Corruption("keyed state '" + meta.name + "' is corrupt in key group " +
+                                    std::to_string(group) + ": " + e.what());
+        }
+      }
+    }
   }
+  return Status::OK();
 }
 
-std::vector<StateSummary> SummarizeStates(const CompletedSnapshot::Operator& op, bool canonical) {
+Result<std::vector<StateSummary>> SummarizeStates(const CompletedSnapshot::Operator& op) {
   std::vector<StateSummary> states;
   std::map<std::pair<bool, std::string>, size_t> index;  // (keyed, name) → position
-  auto slot = [&](bool keyed, const std::string& name, const std::string& type) -> StateSummary& {
+  std::function<StateSummary&(bool, const std::string&, const std::string&)> slot =
+      [&](bool keyed, const std::string& name, const std::string& type) -> StateSummary& {
     auto [it, inserted] = index.try_emplace({keyed, name}, states.size());
     if (inserted) {
       states.push_back({name, keyed, type, 0, uint64_t{0}});
@@ -65,27 +96,40 @@ std::vector<StateSummary> SummarizeStates(const CompletedSnapshot::Operator& op,
     return states[it->second];
   };
   for (const auto& subtask : op.subtasks) {
-    if (subtask.has_keyed) {
-      for (const auto& table : subtask.keyed.tables) {
-        StateSummary& s = slot(true, table.name, table.kind);
-        for (const auto& blob : table.key_groups) {
-          s.bytes += blob.size();
-          std::optional<uint64_t> keys = canonical ? KeysInKeyGroup(blob) : std::nullopt;
-          if (s.entries && keys) {
-            *s.entries += *keys;
-          } else {
-            s.entries.reset();
-          }
-        }
-      }
-    }
-    for (const auto& list : subtask.operator_state.lists) {
+    WEIR_RETURN_IF_ERROR(SummarizeKeyed(subtask, states, slot));
+    if (!subtask.operator_state) continue;
+    WEIR_ASSIGN_OR_RETURN(Bytes payload, ReadStateStream(*subtask.operator_state));
+    WEIR_ASSIGN_OR_RETURN(OperatorStateSnapshot lists,
+                          DecodeOperatorState(payload, subtask.operator_state->is_inline()
+                                                           ? std::string("inline operator state")
+                                                           : "state file '" + subtask.operator_state->path + "'"));
+    for (const auto& list : lists.lists) {
       StateSummary& s = slot(false, list.name, ModeName(list.mode));
       for (const auto& element : list.elements) s.bytes += element.size();
       if (s.entries) *s.entries += list.elements.size();
     }
   }
   return states;
+}
+
+// The files of a subtask's state, and whether any of it is inline.
+int SubtaskFiles(const OperatorSubtaskState& s, bool* has_inline) {
+  int files = 0;
+  auto count = [&](const StreamHandle& h) {
+    if (h.is_inline()) {
+      *has_inline = *has_inline || h.size > 0;
+    } else {
+      ++files;
+    }
+  };
+  if (s.operator_state) count(*s.operator_state);
+  for (const auto& k : s.keyed) {
+    if (k.type == KeyedStateHandle::Type::kKeyGroups) count(k.key_groups.stream);
+    if (k.type == KeyedStateHandle::Type::kLegacy) *has_inline = true;
+    for (const auto& [name, h] : k.native.shared_files) count(h);
+    for (const auto& [name, h] : k.native.private_files) count(h);
+  }
+  return files;
 }
 
 std::string KindName(SnapshotKind kind) {
@@ -102,7 +146,7 @@ bool IsFlinkMetadata(const Bytes& file) {
          file[3] == 0x2d;
 }
 
-Result<CheckpointMetadata> ReadMetadata(const std::string& dir) {
+Result<CompletedSnapshot> ReadMetadata(const std::string& dir) {
   const std::string meta_path = JoinPath(dir, kMetadataFileName);
   auto file = ReadSnapshotFile(meta_path);
   if (!file.ok()) {
@@ -122,12 +166,13 @@ Result<CheckpointMetadata> ReadMetadata(const std::string& dir) {
     return st.WithHint("a snapshot whose _metadata is damaged cannot be restored; use an older "
                        "checkpoint or savepoint");
   }
-  auto metadata = DecodeMetadata(*payload, meta_path, version);
+  auto metadata = DecodeMetadata(*payload, meta_path, version, dir);
   if (!metadata.ok()) {
     return metadata.status().WithHint(
         "a snapshot whose _metadata is damaged cannot be restored; use an older checkpoint or "
         "savepoint");
   }
+  metadata->external_path = dir;
   return metadata;
 }
 
@@ -186,8 +231,7 @@ Status RunInspect(const InspectArgs& args, Printer& printer) {
   // may be subsumed and deleted while it is read. Then the newest one is taken again.
   constexpr int kAttempts = 3;
   std::string dir;
-  CheckpointMetadata meta;
-  std::optional<CompletedSnapshot> loaded;
+  CompletedSnapshot meta;
   for (int attempt = 1;; ++attempt) {
     std::string note;
     auto resolved = ResolveSnapshotPath(args.path, &note);
@@ -204,64 +248,90 @@ Status RunInspect(const InspectArgs& args, Printer& printer) {
     if (!read.ok() && read.status().IsNotFound() && again) continue;
     if (!read.ok()) return read.status();
     meta = std::move(read).value();
-    if (args.verify) {
-      auto snapshot = LoadSnapshot(dir);
+    // Snapshots of metadata versions 1 and 2 name whole state files, converted when
+    // loaded; --verify reads and checks every file.
+    if (args.verify || meta.version < 3) {
+      auto snapshot = LoadSnapshot(dir, args.verify);
       if (!snapshot.ok() && snapshot.status().IsNotFound() && again) continue;
       if (!snapshot.ok()) {
         return Status(snapshot.status())
             .WithContext("verification of '" + dir + "' failed")
             .WithHint("this snapshot cannot be restored; use an older checkpoint or savepoint");
       }
-      loaded = std::move(snapshot).value();
+      meta = std::move(snapshot).value();
     }
     if (!note.empty()) {
       printer.Error("weir-inspect: inspecting the newest complete checkpoint '" + dir + "'");
     }
     break;
   }
-  int files = 1;  // _metadata
-  if (loaded) {
-    for (const auto& op : meta.operators) {
-      for (const auto& h : op.subtasks) files += h.file.empty() ? 0 : 1;
-    }
-  }
-  const bool canonical = meta.format == SnapshotFormat::kCanonical;
 
-  uint64_t total = 0;
-  int state_files = 0;
-  for (const auto& op : meta.operators) {
-    for (const auto& h : op.subtasks) {
-      total += h.size;
-      state_files += h.file.empty() ? 0 : 1;
+  // Per operator, the states --verify reads (before anything is printed: a corrupt
+  // stream fails the command).
+  std::map<std::string, std::vector<StateSummary>> summaries;
+  if (args.verify) {
+    for (const auto& [uid, op] : meta.operators) {
+      auto states = SummarizeStates(op);
+      if (!states.ok()) {
+        return Status(states.status())
+            .WithContext("verification of '" + dir + "' failed")
+            .WithHint("this snapshot cannot be restored; use an older checkpoint or savepoint");
+      }
+      summaries[uid] = std::move(states).value();
     }
   }
+
+  const uint64_t total = meta.StateSize();
+  const int state_files = static_cast<int>(meta.Files().size());
+  const int files = state_files + 1;  // with _metadata
 
   json doc = {{"path", dir},
               {"jobid", meta.job_id.ToHex()},
-              {"checkpointId", meta.checkpoint_id},
+              {"checkpointId", meta.id},
               {"kind", KindName(meta.kind)},
               {"format", FormatName(meta.format)},
+              {"stateBackend", meta.backend},
               {"timestamp", meta.timestamp},
               {"stateSize", total},
+              {"checkpointedSize", meta.CheckpointedSize()},
               {"operators", json::array()}};
 
   printer.Line("Snapshot:       " + dir);
   printer.Line("Job ID:         " + meta.job_id.ToHex());
-  printer.Line("Checkpoint ID:  " + std::to_string(meta.checkpoint_id));
+  printer.Line("Checkpoint ID:  " + std::to_string(meta.id));
   printer.Line("Kind:           " + KindName(meta.kind));
   printer.Line("Format:         " + FormatName(meta.format));
   printer.Line("Timestamp:      " + FormatListTimestamp(meta.timestamp) + " (" +
                std::to_string(meta.timestamp) + ")");
+  printer.Line("State backend:  " + meta.backend);
   printer.Line("State size:     " + Plural(total, "byte", "bytes") + " in " +
                Plural(static_cast<uint64_t>(state_files), "state file", "state files"));
+  if (meta.CheckpointedSize() != total) {
+    printer.Line("Checkpointed:   " + Plural(meta.CheckpointedSize(), "byte", "bytes") +
+                 " written by this checkpoint (the rest is shared with earlier ones)");
+  }
   printer.Line("Operators:      " + std::to_string(meta.operators.size()));
 
-  for (const auto& op : meta.operators) {
+  for (const auto& [uid, op] : meta.operators) {
     uint64_t op_total = 0;
     json subtasks = json::array();
-    for (const auto& h : op.subtasks) {
-      op_total += h.size;
-      subtasks.push_back({{"subtask", h.subtask}, {"file", h.file}, {"size", h.size}, {"finished", h.finished}});
+    for (size_t i = 0; i < op.subtasks.size(); ++i) {
+      const OperatorSubtaskState& sub = op.subtasks[i];
+      bool has_inline = false;
+      const int sub_files = SubtaskFiles(sub, &has_inline);
+      op_total += sub.StateSize();
+      json keyed = json::array();
+      for (const auto& k : sub.keyed) {
+        keyed.push_back({{"format", k.type == KeyedStateHandle::Type::kNative ? "native" : "canonical"},
+                         {"keyGroups", {k.range().start, k.range().end}},
+                         {"stateSize", k.StateSize()},
+                         {"checkpointedSize", k.CheckpointedSize()}});
+      }
+      subtasks.push_back({{"subtask", i},
+                          {"finished", sub.finished},
+                          {"stateSize", sub.StateSize()},
+                          {"files", sub_files},
+                          {"keyed", keyed}});
     }
     json op_doc = {{"uid", op.uid},
                    {"name", op.name},
@@ -273,25 +343,34 @@ Status RunInspect(const InspectArgs& args, Printer& printer) {
     printer.Line("Operator '" + op.uid + "'" + (op.name.empty() ? "" : " (" + op.name + ")"));
     printer.Line("  parallelism: " + std::to_string(op.parallelism) +
                  ", maxParallelism: " + std::to_string(op.max_parallelism));
-    for (const auto& h : op.subtasks) {
-      printer.Line("  subtask " + std::to_string(h.subtask) + ": " +
-                   (h.finished       ? std::string("finished (no state)")
-                    : h.file.empty() ? std::string("no state")
-                                     : Plural(h.size, "byte", "bytes") + " in " + h.file));
-    }
-    if (loaded) {
-      auto it = loaded->operators.find(op.uid);
-      json states = json::array();
-      if (it != loaded->operators.end()) {
-        for (const auto& s : SummarizeStates(it->second, canonical)) {
-          printer.Line("  state: " + DescribeState(s));
-          json state = {{"name", s.name},
-                        {"kind", s.keyed ? "keyed" : "operator"},
-                        {"type", s.type},
-                        {"bytes", s.bytes}};
-          if (s.entries) state[s.keyed ? "keys" : "elements"] = *s.entries;
-          states.push_back(state);
+    for (size_t i = 0; i < op.subtasks.size(); ++i) {
+      const OperatorSubtaskState& sub = op.subtasks[i];
+      bool has_inline = false;
+      const int sub_files = SubtaskFiles(sub, &has_inline);
+      std::string where;
+      if (sub_files > 0) where = " in " + Plural(static_cast<uint64_t>(sub_files), "file", "files");
+      if (has_inline) where += sub_files > 0 ? " and inline" : " inline";
+      std::string text = sub.finished             ? std::string("finished (no state)")
+                         : sub.StateSize() == 0 ? std::string("no state")
+                                                  : Plural(sub.StateSize(), "byte", "bytes") + where;
+      for (const auto& k : sub.keyed) {
+        if (k.type == KeyedStateHandle::Type::kNative) {
+          text += " (" + k.native.backend + " native, " + Plural(k.CheckpointedSize(), "byte", "bytes") +
+                  " new)";
         }
+      }
+      printer.Line("  subtask " + std::to_string(i) + ": " + text);
+    }
+    if (args.verify) {
+      json states = json::array();
+      for (const auto& st : summaries[uid]) {
+        printer.Line("  state: " + DescribeState(st));
+        json state = {{"name", st.name},
+                      {"kind", st.keyed ? "keyed" : "operator"},
+                      {"type", st.type},
+                      {"bytes", st.bytes}};
+        if (st.entries) state[st.keyed ? "keys" : "elements"] = *st.entries;
+        states.push_back(state);
       }
       if (states.empty()) printer.Line("  state: none");
       op_doc["states"] = states;
@@ -300,7 +379,7 @@ Status RunInspect(const InspectArgs& args, Printer& printer) {
   }
 
   printer.Line("");
-  if (loaded) {
+  if (args.verify) {
     printer.Line("verified: " + Plural(static_cast<uint64_t>(files), "file", "files") +
                  ", all checksums match");
     doc["verified"] = {{"files", files}, {"checksums", "match"}};

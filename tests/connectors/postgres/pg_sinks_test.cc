@@ -36,14 +36,14 @@ std::string Scalar(const std::string& sql) {
 }
 
 // The restored state of every subtask of a sink rescaled from `snapshots` to `parallelism`.
-std::vector<RestoredState> Restore(const std::vector<OperatorSubtaskSnapshot>& snapshots, int parallelism) {
+std::vector<RestoredState> Restore(const std::vector<OperatorStateSnapshot>& snapshots, int parallelism) {
   CompletedSnapshot::Operator op;
   op.uid = "pg-sink";
   op.parallelism = static_cast<int>(snapshots.size());
-  op.subtasks = snapshots;
+  op.subtasks.resize(snapshots.size());
   std::vector<RestoredState> out;
   for (int i = 0; i < parallelism; ++i) {
-    out.push_back(runtime::AssignState(op, parallelism, 128, i));
+    out.push_back(runtime::AssignState(op, snapshots, parallelism, 128, i));
     out.back().restored = true;
   }
   return out;
@@ -114,7 +114,7 @@ TEST_CASE("two-phase commit sink: a restore commits the recorded transactions an
     }
     // Three subtasks: checkpoint 1 is taken and completes, but the notification is lost;
     // checkpoint 2 is pre-committed and never completes; then the process dies.
-    std::vector<OperatorSubtaskSnapshot> checkpoint1;
+    std::vector<OperatorStateSnapshot> checkpoint1;
     {
       std::vector<std::unique_ptr<SubtaskContext>> ctx;
       std::vector<std::unique_ptr<PgTwoPhaseCommitWriter>> sinks;
@@ -183,7 +183,7 @@ TEST_CASE("write-ahead-log sink: rows are written when their checkpoint complete
     const std::string table = "wal_rows_" + std::to_string(restored_parallelism);
     auto options = Options(table);
     const std::string job = kJobA.substr(0, 31) + std::to_string(restored_parallelism);
-    std::vector<OperatorSubtaskSnapshot> checkpoint2;
+    std::vector<OperatorStateSnapshot> checkpoint2;
     {
       std::vector<std::unique_ptr<SubtaskContext>> ctx;
       std::vector<std::unique_ptr<PgWriteAheadWriter>> sinks;

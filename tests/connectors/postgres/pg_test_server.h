@@ -94,11 +94,8 @@ class SubtaskContext {
   SubtaskContext(const SubtaskContext&) = delete;
   SubtaskContext& operator=(const SubtaskContext&) = delete;
   RuntimeContext& runtime() { return *runtime_; }
-  OperatorSubtaskSnapshot Snapshot() const {
-    OperatorSubtaskSnapshot s;
-    s.operator_state = store_->Snapshot();
-    return s;
-  }
+  // The subtask's operator state lists, as its checkpoint records them.
+  OperatorStateSnapshot Snapshot() const { return store_->Snapshot(); }
 
  private:
   OperatorContext ctx_;

@@ -2,9 +2,32 @@
 
 #include "lib/api/heap_state.h"
 #include "lib/api/operator_state.h"
+#include "lib/format/key_groups_reader.h"
+#include "lib/format/snapshot_output.h"
 
 using weir::HeapKeyedStateBackend;
 using weir::KeyGroupRange;
+
+namespace {
+
+using Rows = std::map<std::string, weir::RestoredKeyedState>;
+
+// Takes the asynchronous part of a snapshot of `backend`, kept in memory.
+std::vector<weir::KeyedStateHandle> WriteSnapshot(std::unique_ptr<weir::AsyncKeyedSnapshot> snapshot) {
+  auto out = weir::MakeDirectoryOutput("", "", 0);
+  auto handles = snapshot->Write(*out);
+  REQUIRE(handles.ok());
+  return *handles;
+}
+
+// A snapshot of `backend` read back as the rows of the key groups of `range`.
+Rows SnapshotRows(weir::KeyedStateBackend& backend, KeyGroupRange range) {
+  auto rows = weir::ReadKeyGroups(WriteSnapshot(backend.Snapshot({})), range);
+  REQUIRE(rows.ok());
+  return *rows;
+}
+
+}  // namespace
 
 TEST_CASE("heap state: value, list, map, reducing and aggregating state per key", "[api][state]") {
   HeapKeyedStateBackend<std::string> backend(128, {0, 127});
@@ -52,19 +75,21 @@ TEST_CASE("heap state: snapshot by key group and restore into a rescaled range",
     whole.SetCurrentKey(k);
     v.Update(k * 10);
   }
-  weir::KeyedStateSnapshot snap = whole.Snapshot();
-  REQUIRE(snap.tables.size() == 1);
-  REQUIRE(snap.tables[0].key_groups.size() == 128);
+  auto handles = WriteSnapshot(whole.Snapshot({}));
+  REQUIRE(handles.size() == 1);
+  REQUIRE(handles[0].type == weir::KeyedStateHandle::Type::kKeyGroups);
+  REQUIRE(handles[0].key_groups.offsets.size() == 128);
+  CHECK(handles[0].states() == std::vector<weir::StateMeta>{{"sum", weir::StateKind::kValue}});
 
-  // Restore into three subtasks, each taking the key groups of its range.
+  // Restore into three subtasks, each reading the key groups of its range.
   int restored_keys = 0;
   for (int i = 0; i < 3; ++i) {
     KeyGroupRange range = weir::KeyGroupRangeForOperator(128, 3, i);
-    std::map<std::string, weir::RestoredKeyedState> blobs;
-    blobs["sum"].kind = "value";
-    for (int kg = range.start; kg <= range.end; ++kg) blobs["sum"].key_groups[kg] = snap.tables[0].key_groups[kg];
+    auto blobs = weir::ReadKeyGroups(handles, range);
+    REQUIRE(blobs.ok());
+    for (const auto& [kg, rows] : (*blobs)["sum"].key_groups) CHECK(range.Contains(kg));
     HeapKeyedStateBackend<int64_t> part(128, range);
-    part.SetRestored(blobs);
+    part.SetRestored(*blobs);
     auto& pv = part.GetValueState<int64_t>("sum");
     for (int64_t k = 0; k < 1000; ++k) {
       int kg = weir::KeyGroupOf(k, 128);
@@ -106,33 +131,20 @@ TEST_CASE("heap state: a restored state the job does not ask for is carried into
     sums.Update(k);
     seen.Add("x" + std::to_string(k));
   }
-  weir::KeyedStateSnapshot snap = first.Snapshot();
-  std::map<std::string, weir::RestoredKeyedState> restored;
-  for (const auto& t : snap.tables) {
-    restored[t.name].kind = t.kind;
-    for (int kg = 0; kg < 128; ++kg) restored[t.name].key_groups[kg] = t.key_groups[kg];
-  }
+  Rows restored = SnapshotRows(first, {0, 127});
 
   // Restored, only "sum" is used; two checkpoints later "seen" is asked for.
   HeapKeyedStateBackend<int64_t> second(128, {0, 127});
   second.SetRestored(restored);
   second.GetValueState<int64_t>("sum");
-  weir::KeyedStateSnapshot again = second.Snapshot();
-  REQUIRE(again.tables.size() == 2);
-  auto table = [](const weir::KeyedStateSnapshot& s, const std::string& name) {
-    for (const auto& t : s.tables) {
-      if (t.name == name) return t;
-    }
-    FAIL("no state '" << name << "' in the snapshot");
-    return weir::KeyedStateSnapshot::Table{};
-  };
-  CHECK(table(again, "seen").kind == "list");
-  CHECK(table(again, "seen").key_groups == table(snap, "seen").key_groups);
-  std::map<std::string, weir::RestoredKeyedState> restored_again;
-  for (const auto& t : again.tables) {
-    restored_again[t.name].kind = t.kind;
-    for (int kg = 0; kg < 128; ++kg) restored_again[t.name].key_groups[kg] = t.key_groups[kg];
-  }
+  auto again_handles = WriteSnapshot(second.Snapshot({}));
+  REQUIRE(again_handles.size() == 1);
+  CHECK(again_handles[0].states().size() == 2);
+  auto again = weir::ReadKeyGroups(again_handles, {0, 127});
+  REQUIRE(again.ok());
+  CHECK((*again)["seen"].kind == weir::StateKind::kList);
+  CHECK((*again)["seen"].key_groups == restored["seen"].key_groups);
+  Rows restored_again = *again;
   HeapKeyedStateBackend<int64_t> third(128, {0, 127});
   third.SetRestored(restored_again);
   auto& seen3 = third.GetListState<std::string>("seen");
@@ -177,4 +189,61 @@ TEST_CASE("heap state: a key outside the subtask's key groups is a clear error, 
     CHECK(what.find("key group " + std::to_string(weir::KeyGroupOf(foreign, 128))) != std::string::npos);
     CHECK(what.find("not deterministic") != std::string::npos);
   }
+}
+
+TEST_CASE("heap state: a snapshot is copy-on-write: the task changes its state while the snapshot is written",
+          "[api][state]") {
+  HeapKeyedStateBackend<int64_t> backend(128, {0, 127});
+  auto& value = backend.GetValueState<int64_t>("v");
+  auto& list = backend.GetListState<int64_t>("l");
+  for (int64_t k = 0; k < 500; ++k) {
+    backend.SetCurrentKey(k);
+    value.Update(k);
+    list.Add(k);
+  }
+  // The synchronous part pins the state; the task goes on changing every key (and adds
+  // and removes keys) before the asynchronous part writes it.
+  auto snapshot = backend.Snapshot({});
+  for (int64_t k = 0; k < 500; ++k) {
+    backend.SetCurrentKey(k);
+    value.Update(-1);
+    list.Add(-1);
+    if (k % 2 == 0) value.Clear();
+  }
+  backend.SetCurrentKey(1000);
+  value.Update(1000);
+  auto rows = weir::ReadKeyGroups(WriteSnapshot(std::move(snapshot)), {0, 127});
+  REQUIRE(rows.ok());
+
+  HeapKeyedStateBackend<int64_t> restored(128, {0, 127});
+  restored.SetRestored(*rows);
+  auto& rv = restored.GetValueState<int64_t>("v");
+  auto& rl = restored.GetListState<int64_t>("l");
+  for (int64_t k = 0; k < 500; ++k) {
+    restored.SetCurrentKey(k);
+    REQUIRE(rv.Value() == k);
+    REQUIRE(rl.Get() == std::vector<int64_t>{k});
+  }
+  restored.SetCurrentKey(1000);
+  CHECK_FALSE(rv.Value().has_value());
+  // And the live state has every change.
+  backend.SetCurrentKey(3);
+  CHECK(value.Value() == -1);
+  CHECK(list.Get() == std::vector<int64_t>{3, -1});
+}
+
+TEST_CASE("heap state: a cancelled checkpoint stops writing", "[api][state]") {
+  HeapKeyedStateBackend<int64_t> backend(128, {0, 127});
+  auto& value = backend.GetValueState<int64_t>("v");
+  backend.SetCurrentKey(1);
+  value.Update(1);
+  auto snapshot = backend.Snapshot({});
+  auto out = weir::MakeDirectoryOutput("", "", 0);
+  out->Cancel();
+  auto handles = snapshot->Write(*out);
+  REQUIRE_FALSE(handles.ok());
+  CHECK(handles.status().code() == weir::StatusCode::kAborted);
+  // The state is released: the task changes it in place again.
+  value.Update(2);
+  CHECK(value.Value() == 2);
 }

@@ -15,7 +15,10 @@
 #include "lib/cli/commands/inspect_command.h"
 #include "lib/cli/run_tool.h"
 #include "lib/common/time_util.h"
+#include "lib/api/key_groups_writer.h"
+#include "lib/api/keyed_state_rows.h"
 #include "lib/format/snapshot_io.h"
+#include "lib/format/snapshot_output.h"
 #include "tests/lib/cli/test_support.h"
 
 namespace weir::cli {
@@ -39,57 +42,68 @@ ToolRun RunInspectTool(const std::vector<std::string>& argv) {
                          [&](ToolContext& ctx) { return RunInspect(args, ctx.printer()); });
 }
 
-// A key group of a keyed state as the heap backend writes it: the number of keys, then
-// (key, value) pairs.
-Bytes KeyGroup(const std::vector<std::pair<std::string, int64_t>>& entries) {
-  Bytes blob;
-  DataOutput out(&blob);
-  out.WriteVarint(entries.size());
+// The canonical rows of a key group of a value state of int64 values.
+std::string KeyGroupRows(const std::vector<std::pair<std::string, int64_t>>& entries) {
+  std::string rows;
   for (const auto& [key, value] : entries) {
-    Serializer<std::string>::Write(out, key);
-    out.WriteFixed<int64_t>(value);
+    Bytes k = SerializeToBytes<std::string>(key);
+    Bytes v = SerializeToBytes<int64_t>(value);
+    std::string row_key;
+    AppendRowKey(&row_key, std::string_view(reinterpret_cast<const char*>(k.data()), k.size()));
+    AppendRow(&rows, row_key, std::string_view(reinterpret_cast<const char*>(v.data()), v.size()));
   }
-  return blob;
+  return rows;
 }
 
 Bytes Element(size_t size) { return Bytes(size, 0x2a); }
 
 // Two operators: "counter" (parallelism 2, maxParallelism 4) with keyed value state "count"
 // (3 keys) and union list state "pending" (3 elements); "source" (parallelism 1) with split
-// list state "offsets" (1 element).
+// list state "offsets" (1 element). Every stream is a file of the snapshot's directory,
+// as the tasks write them.
 struct TestSnapshot {
   CompletedSnapshot snapshot;
   uint64_t count_bytes = 0;
   uint64_t pending_bytes = 0;
 };
 
-TestSnapshot MakeSnapshot(int64_t id, SnapshotKind kind) {
+TestSnapshot MakeSnapshot(const std::string& dir, int64_t id, SnapshotKind kind) {
   TestSnapshot t;
   CompletedSnapshot& s = t.snapshot;
   s.job_id = Id16::Parse(kJob).value();
   s.id = id;
   s.timestamp = kTimestamp;
   s.kind = kind;
+  auto output = MakeDirectoryOutput(dir, "", 0);
 
   CompletedSnapshot::Operator counter;
   counter.uid = "counter";
   counter.name = "Count per key";
   counter.parallelism = 2;
   counter.max_parallelism = 4;
-  const std::vector<std::vector<Bytes>> groups = {
-      {KeyGroup({{"a", 1}, {"bb", 2}}), KeyGroup({})},
-      {KeyGroup({{"ccc", 3}}), KeyGroup({})}};
+  const std::vector<std::vector<std::string>> groups = {
+      {KeyGroupRows({{"a", 1}, {"bb", 2}}), KeyGroupRows({})},
+      {KeyGroupRows({{"ccc", 3}}), KeyGroupRows({})}};
   for (int i = 0; i < 2; ++i) {
-    OperatorSubtaskSnapshot sub;
-    sub.has_keyed = true;
-    sub.keyed.max_parallelism = 4;
-    sub.keyed.range = {2 * i, 2 * i + 1};
-    sub.keyed.tables.push_back({"count", "value", groups[i]});
-    for (const auto& g : groups[i]) t.count_bytes += g.size();
+    OperatorSubtaskState sub;
+    auto stream = output->Create(StateScope::kExclusive);
+    REQUIRE(stream.ok());
+    KeyGroupsWriter writer({2 * i, 2 * i + 1}, {{"count", StateKind::kValue}}, std::move(*stream));
+    for (const auto& g : groups[i]) {
+      REQUIRE(writer.AddKeyGroup({g}).ok());
+      t.count_bytes += g.size();
+    }
+    auto keyed = writer.Finish();
+    REQUIRE(keyed.ok());
+    sub.keyed.push_back(*keyed);
+    OperatorStateSnapshot lists;
     OperatorStateSnapshot::List pending{"pending", OperatorStateMode::kUnion, {}};
     for (int e = 0; e < (i == 0 ? 2 : 1); ++e) pending.elements.push_back(Element(5));
     t.pending_bytes += 5 * pending.elements.size();
-    sub.operator_state.lists.push_back(pending);
+    lists.lists.push_back(pending);
+    auto handle = WriteOperatorState(*output, lists);
+    REQUIRE(handle.ok());
+    sub.operator_state = *handle;
     counter.subtasks.push_back(sub);
   }
   s.operators["counter"] = counter;
@@ -98,8 +112,12 @@ TestSnapshot MakeSnapshot(int64_t id, SnapshotKind kind) {
   source.uid = "source";
   source.name = "Source: numbers";
   source.parallelism = 1;
-  OperatorSubtaskSnapshot sub;
-  sub.operator_state.lists.push_back({"offsets", OperatorStateMode::kSplit, {Element(8)}});
+  OperatorSubtaskState sub;
+  OperatorStateSnapshot lists;
+  lists.lists.push_back({"offsets", OperatorStateMode::kSplit, {Element(8)}});
+  auto handle = WriteOperatorState(*output, lists);
+  REQUIRE(handle.ok());
+  sub.operator_state = *handle;
   source.subtasks.push_back(sub);
   s.operators["source"] = source;
   return t;
@@ -108,7 +126,7 @@ TestSnapshot MakeSnapshot(int64_t id, SnapshotKind kind) {
 std::string WriteTestSnapshot(const std::string& dir, int64_t id = 7,
                               SnapshotKind kind = SnapshotKind::kSavepoint,
                               TestSnapshot* written = nullptr) {
-  TestSnapshot t = MakeSnapshot(id, kind);
+  TestSnapshot t = MakeSnapshot(dir, id, kind);
   REQUIRE(WriteSnapshot(dir, t.snapshot).ok());
   if (written != nullptr) *written = t;
   return dir;
@@ -163,9 +181,10 @@ TEST_CASE("inspect: the metadata alone, without --verify", "[cli][inspect]") {
                       "Checkpoint ID:  7\n"
                       "Kind:           savepoint\n"
                       "Format:         canonical\n"
-                      "Timestamp:      " + FormatListTimestamp(kTimestamp) + " (1606752149000)\n",
+                      "Timestamp:      " + FormatListTimestamp(kTimestamp) + " (1606752149000)\n"
+                      "State backend:  hashmap\n",
                       0) == 0);
-  CHECK(Contains(run.out, " in 3 state files\nOperators:      2\n"));
+  CHECK(Contains(run.out, " in 5 state files\nOperators:      2\n"));
   CHECK(Contains(run.out, "\nOperator 'counter' (Count per key)\n"
                           "  parallelism: 2, maxParallelism: 4\n"
                           "  subtask 0: "));
@@ -193,7 +212,7 @@ TEST_CASE("inspect: --verify lists the states and checks every file", "[cli][ins
                               "  state: operator list (union) 'pending': " +
                               std::to_string(t.pending_bytes) + " bytes, 3 elements\n"));
   CHECK(Contains(run.out, "  state: operator list (split) 'offsets': 8 bytes, 1 element\n"));
-  CHECK(Contains(run.out, "\nverified: 4 files, all checksums match\n"));
+  CHECK(Contains(run.out, "\nverified: 6 files, all checksums match\n"));
 }
 
 TEST_CASE("inspect: JSON", "[cli][inspect]") {
@@ -225,7 +244,7 @@ TEST_CASE("inspect: JSON", "[cli][inspect]") {
   run = RunInspectTool({"--output", "json", "--verify", dir});
   REQUIRE(run.exit_code == 0);
   doc = nlohmann::json::parse(run.out);
-  CHECK(doc["verified"] == nlohmann::json{{"files", 4}, {"checksums", "match"}});
+  CHECK(doc["verified"] == nlohmann::json{{"files", 6}, {"checksums", "match"}});
   CHECK(doc["operators"][0]["states"] ==
         nlohmann::json::array({{{"name", "count"}, {"kind", "keyed"}, {"type", "value"},
                                 {"bytes", t.count_bytes}, {"keys", 3}},
@@ -254,12 +273,12 @@ TEST_CASE("inspect: a corrupt state file fails --verify, naming the file", "[cli
   std::string dir = WriteTestSnapshot(tmp.path() + "/sp");
   std::string victim = StateFiles(dir).front();
   {
+    const auto middle = static_cast<std::streamoff>(fs::file_size(victim) / 2);
     std::fstream f(victim, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(24);  // inside the payload, after the 20-byte header
     char c = 0;
-    f.seekg(24);
+    f.seekg(middle);
     f.get(c);
-    f.seekp(24);
+    f.seekp(middle);
     f.put(static_cast<char>(c ^ 0x5a));
   }
   // The metadata alone is still fine.

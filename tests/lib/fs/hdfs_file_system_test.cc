@@ -8,6 +8,7 @@
 
 #include "lib/common/hash.h"
 #include "lib/format/snapshot_io.h"
+#include "lib/format/snapshot_output.h"
 #include "lib/fs/standard_file_systems.h"
 #include "tests/testutil/peer_server.h"
 
@@ -71,8 +72,14 @@ TEST_CASE("hdfs: files, directories, publishing and snapshots through WebHDFS", 
   CompletedSnapshot::Operator op;
   op.uid = "src";
   op.subtasks.resize(1);
-  op.subtasks[0].operator_state.lists.push_back({"offsets", OperatorStateMode::kSplit, {Bytes{9}}});
-  snap.operators["src"] = op;
+  {
+    OperatorStateSnapshot lists;
+    lists.lists.push_back({"offsets", OperatorStateMode::kSplit, {Bytes{9}}});
+    auto stream = WriteOperatorState(*MakeDirectoryOutput(job + "/chk-3", "", 0), lists);
+    REQUIRE(stream.ok());
+    op.subtasks[0].operator_state = *stream;
+    snap.operators["src"] = op;
+  }
   REQUIRE(WriteSnapshot(job + "/chk-3", snap).ok());
   std::string note;
   CHECK(*ResolveSnapshotPath(job, &note) == job + "/chk-3");
@@ -84,7 +91,7 @@ TEST_CASE("hdfs: files, directories, publishing and snapshots through WebHDFS", 
     if (BaseName(f.path) != "_metadata") victim = f.path;
   }
   REQUIRE(fs->PublishAtomically(victim, "garbage").ok());
-  auto corrupt = LoadSnapshot(job + "/chk-3");
+  auto corrupt = LoadSnapshot(job + "/chk-3", /*verify_contents=*/true);
   REQUIRE_FALSE(corrupt.ok());
   CHECK(corrupt.status().code() == StatusCode::kCorruption);
   CHECK(corrupt.status().message().find(victim) != std::string::npos);

@@ -9,6 +9,7 @@
 
 #include "lib/common/hash.h"
 #include "lib/format/snapshot_io.h"
+#include "lib/format/snapshot_output.h"
 #include "lib/fs/standard_file_systems.h"
 #include "tests/testutil/peer_server.h"
 
@@ -256,10 +257,16 @@ TEST_CASE("s3: a snapshot is written, resolved, verified, refused when corrupted
   op.uid = "sum";
   op.parallelism = 2;
   op.subtasks.resize(2);
-  op.subtasks[1].operator_state.lists.push_back({"offsets", OperatorStateMode::kSplit, {Bytes{1, 2, 3}}});
-  snap.operators["sum"] = op;
-  REQUIRE(WriteSnapshot(job + "/chk-7", snap).ok());
-  REQUIRE(WriteSnapshot(job + "/chk-9", snap).ok());
+  for (const std::string dir : {job + "/chk-7", job + "/chk-9"}) {
+    // The task writes its state into the checkpoint's directory, then _metadata is written.
+    OperatorStateSnapshot lists;
+    lists.lists.push_back({"offsets", OperatorStateMode::kSplit, {Bytes{1, 2, 3}}});
+    auto stream = WriteOperatorState(*MakeDirectoryOutput(dir, "", 0), lists);
+    REQUIRE(stream.ok());
+    op.subtasks[1].operator_state = *stream;
+    snap.operators["sum"] = op;
+    REQUIRE(WriteSnapshot(dir, snap).ok());
+  }
   // An incomplete newer checkpoint (no _metadata) is never taken.
   auto s3 = *GetFileSystem(job);
   REQUIRE(s3->PublishAtomically(job + "/chk-12/deadbeef", "partial").ok());
@@ -275,7 +282,10 @@ TEST_CASE("s3: a snapshot is written, resolved, verified, refused when corrupted
 
   auto loaded = LoadSnapshot(job + "/chk-9");
   REQUIRE(loaded.ok());
-  CHECK(loaded->operators.at("sum").subtasks[1].operator_state.lists.at(0).elements.at(0) == Bytes{1, 2, 3});
+  REQUIRE(loaded->operators.at("sum").subtasks[1].operator_state.has_value());
+  auto lists = DecodeOperatorState(*ReadStateStream(*loaded->operators.at("sum").subtasks[1].operator_state), "state");
+  REQUIRE(lists.ok());
+  CHECK(lists->lists.at(0).elements.at(0) == Bytes{1, 2, 3});
 
   // Flip a byte of one state object: the restore names it.
   std::string victim;
@@ -287,7 +297,7 @@ TEST_CASE("s3: a snapshot is written, resolved, verified, refused when corrupted
   Bytes bytes = *s3->ReadAll(victim);
   bytes[bytes.size() / 2] ^= 0x5a;
   REQUIRE(s3->PublishAtomically(victim, std::string(bytes.begin(), bytes.end())).ok());
-  auto corrupt = LoadSnapshot(job + "/chk-9");
+  auto corrupt = LoadSnapshot(job + "/chk-9", /*verify_contents=*/true);
   REQUIRE_FALSE(corrupt.ok());
   CHECK(corrupt.status().code() == StatusCode::kCorruption);
   CHECK(corrupt.status().message().find(victim) != std::string::npos);

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "runtime/checkpoint/checkpoint_coordinator.h"
+#include "tests/runtime/checkpoint/test_coordinator.h"
 #include "tests/runtime/cluster/test_support.h"
 
 using namespace std::chrono_literals;
@@ -92,12 +93,13 @@ std::vector<CheckpointTask> TwoTasks() { return {{0, {"op"}}, {1, {"op"}}}; }
 
 TEST_CASE("coordinator: ids increase; an acknowledged checkpoint completes and is notified", "[checkpoint]") {
   Recorder rec;
-  CheckpointCoordinator coordinator(weir::JobId::Generate(), Settings(), rec.Hooks(), OneTask(), OneOperator());
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), Settings(), rec.Hooks(), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
   coordinator.Start(5);
   REQUIRE(rec.WaitFor([&] { return !rec.triggered.empty(); }));
   int64_t first = rec.Triggered(0);
   CHECK(first == 5);
-  weir::OperatorSubtaskSnapshot snap;
+  weir::OperatorSubtaskState snap;
   coordinator.Acknowledge(0, 0, 0, first, {{"op", snap}});
   REQUIRE(rec.WaitFor([&] { return !rec.completed.empty(); }));
   CHECK(rec.completed.front() == first);
@@ -119,7 +121,8 @@ TEST_CASE("coordinator: a checkpoint nobody acknowledges expires; beyond the tol
   CheckpointSettings s = Settings();
   s.timeout = 20ms;
   s.tolerable_failures = 1;
-  CheckpointCoordinator coordinator(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
   coordinator.Start(1);
   REQUIRE(rec.WaitFor([&] { return !rec.failures.empty(); }));
   CHECK(rec.aborted.size() >= 2);  // the first expiry is tolerated, the second is not
@@ -134,7 +137,8 @@ TEST_CASE("coordinator: a decline aborts the checkpoint and notifies the tasks",
   Recorder rec;
   CheckpointSettings s = Settings();
   s.tolerable_failures = 100;
-  CheckpointCoordinator coordinator(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
   coordinator.Start(1);
   REQUIRE(rec.WaitFor([&] { return !rec.triggered.empty(); }));
   coordinator.Decline(0, 0, 1, CheckpointFailureReason::kSnapshotFailed, "snapshot failed: disk full");
@@ -147,7 +151,8 @@ TEST_CASE("coordinator: a decline aborts the checkpoint and notifies the tasks",
 
 TEST_CASE("coordinator: declines that are not failures (subsumed, not ready) never fail the job", "[checkpoint]") {
   Recorder rec;
-  CheckpointCoordinator coordinator(weir::JobId::Generate(), Settings(), rec.Hooks(), OneTask(), OneOperator());
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), Settings(), rec.Hooks(), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
   coordinator.Start(1);
   REQUIRE(rec.WaitFor([&] { return rec.triggered.size() >= 1; }));
   coordinator.Decline(0, 0, 1, CheckpointFailureReason::kSubsumed, "checkpoint 1 was subsumed by 2");
@@ -164,7 +169,8 @@ TEST_CASE("coordinator: a job that cannot take a checkpoint now is not failed fo
   rec.not_ready = true;
   CheckpointSettings s = Settings();
   s.interval = 100ms;
-  CheckpointCoordinator coordinator(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
   coordinator.Start(1);
   // A requested (final) checkpoint that keeps failing is tried again after a pause, not
   // at once: an aborted checkpoint counts toward the next trigger's pause.
@@ -185,12 +191,12 @@ TEST_CASE("coordinator: finished tasks are recorded as finished and checkpoints 
   Recorder rec;
   CheckpointSettings s = Settings();
   s.interval = 50ms;
-  CheckpointCoordinator coordinator(weir::JobId::Generate(), s, rec.Hooks(), TwoTasks(), TwoSubtasks());
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, rec.Hooks(), TwoTasks(), TwoSubtasks());
+  auto& coordinator = tc.coordinator;
   coordinator.Start(1);
   REQUIRE(rec.WaitFor([&] { return !rec.triggered.empty(); }));
   const int64_t first = rec.Triggered(0);
-  weir::OperatorSubtaskSnapshot snap;
-  snap.operator_state.lists.push_back({"splits", weir::OperatorStateMode::kSplit, {{1, 2, 3}}});
+  weir::OperatorSubtaskState snap = weir::testing::WithLists({{"splits", weir::OperatorStateMode::kSplit, {{1, 2, 3}}}});
   coordinator.Acknowledge(0, 1, 1, first, {{"op", snap}});
   // Task 0 ends with its operators finished before it took the checkpoint.
   coordinator.TaskFinished(0, 0, true);
@@ -201,7 +207,7 @@ TEST_CASE("coordinator: finished tasks are recorded as finished and checkpoints 
   const auto& op = latest->operators.at("op");
   CHECK(op.subtasks[0].finished);
   CHECK_FALSE(op.subtasks[1].finished);
-  CHECK(op.subtasks[1].operator_state.lists.size() == 1);
+  CHECK(weir::testing::ListsOf(op.subtasks[1]).size() == 1);
 
   // Later checkpoints record task 0 as finished without asking it.
   REQUIRE(rec.WaitFor([&] { return rec.triggered.size() >= 2; }));
@@ -216,11 +222,11 @@ TEST_CASE("coordinator: union list state of a partly finished operator fails the
           "[checkpoint]") {
   Recorder rec;
   CheckpointSettings s = Settings();  // no tolerance: the refusal must not count as a failure
-  CheckpointCoordinator coordinator(weir::JobId::Generate(), s, rec.Hooks(), TwoTasks(), TwoSubtasks());
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, rec.Hooks(), TwoTasks(), TwoSubtasks());
+  auto& coordinator = tc.coordinator;
   coordinator.Start(1);
   REQUIRE(rec.WaitFor([&] { return !rec.triggered.empty(); }));
-  weir::OperatorSubtaskSnapshot snap;
-  snap.operator_state.lists.push_back({"offsets", weir::OperatorStateMode::kUnion, {{7}}});
+  weir::OperatorSubtaskState snap = weir::testing::WithLists({{"offsets", weir::OperatorStateMode::kUnion, {{7}}}});
   coordinator.TaskFinished(0, 0, true);
   coordinator.Acknowledge(0, 1, 1, rec.Triggered(0), {{"op", snap}});
   REQUIRE(rec.WaitFor([&] { return !rec.aborted.empty(); }));
@@ -237,12 +243,12 @@ TEST_CASE("coordinator: union list state with some subtasks' input ended and oth
           "have ended",
           "[checkpoint]") {
   Recorder rec;
-  CheckpointCoordinator coordinator(weir::JobId::Generate(), Settings(), rec.Hooks(), TwoTasks(), TwoSubtasks());
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), Settings(), rec.Hooks(), TwoTasks(), TwoSubtasks());
+  auto& coordinator = tc.coordinator;
   coordinator.Start(1);
-  weir::OperatorSubtaskSnapshot ended;
-  ended.input_ended = true;
-  ended.operator_state.lists.push_back({"offsets", weir::OperatorStateMode::kUnion, {{7}}});
-  weir::OperatorSubtaskSnapshot running = ended;
+  weir::OperatorSubtaskState ended =
+      weir::testing::WithLists({{"offsets", weir::OperatorStateMode::kUnion, {{7}}}}, /*input_ended=*/true);
+  weir::OperatorSubtaskState running = ended;
   running.input_ended = false;
   REQUIRE(rec.WaitFor([&] { return !rec.triggered.empty(); }));
   coordinator.Acknowledge(0, 0, 0, rec.Triggered(0), {{"op", ended}});
@@ -260,7 +266,8 @@ TEST_CASE("coordinator: union list state with some subtasks' input ended and oth
 TEST_CASE("coordinator: a task stopped by stop-with-savepoint fails the checkpoints it did not take",
           "[checkpoint]") {
   Recorder rec;
-  CheckpointCoordinator coordinator(weir::JobId::Generate(), Settings(), rec.Hooks(), TwoTasks(), TwoSubtasks());
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), Settings(), rec.Hooks(), TwoTasks(), TwoSubtasks());
+  auto& coordinator = tc.coordinator;
   coordinator.Start(1);
   REQUIRE(rec.WaitFor([&] { return !rec.triggered.empty(); }));
   coordinator.TaskFinished(0, 0, false);
@@ -280,15 +287,15 @@ TEST_CASE("coordinator: a checkpoint of the previous attempt is never completed,
     s.interval = 1h;  // only requested checkpoints
     s.dir = tmp / ("ck" + std::to_string(round));
     const weir::JobId job = weir::JobId::Generate();
-    CheckpointCoordinator coordinator(job, s, rec.Hooks(), OneTask(), OneOperator());
+    weir::testing::TestCoordinator tc(job, s, rec.Hooks(), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
     coordinator.Start(1);
     coordinator.RequestCheckpoint();
     REQUIRE(rec.WaitFor([&] { return !rec.triggered.empty(); }));
     // Enough state that writing it takes a while: the failover lands before, during or
     // after the writing, and in none of these may the checkpoint complete.
-    weir::OperatorSubtaskSnapshot snap;
-    snap.operator_state.lists.push_back({"big", weir::OperatorStateMode::kSplit, {}});
-    snap.operator_state.lists[0].elements.assign(64, weir::Bytes(64 * 1024, static_cast<uint8_t>(round)));
+    weir::OperatorSubtaskState snap = weir::testing::WithLists(
+        {{"big", weir::OperatorStateMode::kSplit, std::vector<weir::Bytes>(64, weir::Bytes(64 * 1024, static_cast<uint8_t>(round)))}});
     coordinator.Acknowledge(0, 0, 0, 1, {{"op", snap}});
     std::this_thread::sleep_for(std::chrono::microseconds(round * 150));
     coordinator.Suspend("the job is failing over");

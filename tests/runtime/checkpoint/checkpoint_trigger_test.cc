@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "runtime/checkpoint/checkpoint_coordinator.h"
+#include "tests/runtime/checkpoint/test_coordinator.h"
 
 using namespace std::chrono_literals;
 using weir::Result;
@@ -79,14 +80,15 @@ std::vector<weir::runtime::CheckpointTask> OneTask() { return {{0, {"op"}}}; }
 TEST_CASE("triggered checkpoint: CONFIGURED and FULL each take one checkpoint and report its id",
           "[checkpoint]") {
   Recorder rec;
-  CheckpointCoordinator coordinator(weir::JobId::Generate(), ManualOnly(), rec.Hooks(), OneTask(), OneOperator());
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), ManualOnly(), rec.Hooks(), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
   coordinator.Start(3);
   for (CheckpointTriggerType type : {CheckpointTriggerType::kConfigured, CheckpointTriggerType::kFull}) {
     size_t n = rec.outcomes.size();
     REQUIRE(coordinator.TriggerCheckpoint(type, rec.Done()).ok());
     REQUIRE(rec.WaitFor([&] { return rec.triggered.size() == n + 1; }));
     int64_t id = rec.Triggered(n);
-    coordinator.Acknowledge(0, 0, 0, id, {{"op", weir::OperatorSubtaskSnapshot{}}});
+    coordinator.Acknowledge(0, 0, 0, id, {{"op", weir::OperatorSubtaskState{}}});
     REQUIRE(rec.WaitFor([&] { return rec.outcomes.size() == n + 1; }));
     REQUIRE(rec.outcomes[n].ok());
     CHECK(*rec.outcomes[n] == id);
@@ -102,7 +104,8 @@ TEST_CASE("triggered checkpoint: CONFIGURED and FULL each take one checkpoint an
 TEST_CASE("triggered checkpoint: INCREMENTAL is refused at once, naming the state backend",
           "[checkpoint]") {
   Recorder rec;
-  CheckpointCoordinator coordinator(weir::JobId::Generate(), ManualOnly(), rec.Hooks(), OneTask(), OneOperator());
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), ManualOnly(), rec.Hooks(), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
   coordinator.Start(1);
   auto st = coordinator.TriggerCheckpoint(CheckpointTriggerType::kIncremental, rec.Done());
   CHECK(st.code() == StatusCode::kInvalidArgument);
@@ -116,7 +119,8 @@ TEST_CASE("triggered checkpoint: INCREMENTAL is refused at once, naming the stat
 
 TEST_CASE("triggered checkpoint: a decline is reported to the caller", "[checkpoint]") {
   Recorder rec;
-  CheckpointCoordinator coordinator(weir::JobId::Generate(), ManualOnly(), rec.Hooks(), OneTask(), OneOperator());
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), ManualOnly(), rec.Hooks(), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
   coordinator.Start(1);
   REQUIRE(coordinator.TriggerCheckpoint(CheckpointTriggerType::kConfigured, rec.Done()).ok());
   REQUIRE(rec.WaitFor([&] { return !rec.triggered.empty(); }));
@@ -134,7 +138,8 @@ TEST_CASE("triggered checkpoint: waits for a max-concurrent slot, not for min-pa
   CheckpointSettings s = ManualOnly();
   s.max_concurrent = 1;
   s.min_pause = 1h;
-  CheckpointCoordinator coordinator(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
   coordinator.Start(1);
   REQUIRE(coordinator.TriggerCheckpoint(CheckpointTriggerType::kConfigured, rec.Done()).ok());
   REQUIRE(coordinator.TriggerCheckpoint(CheckpointTriggerType::kFull, rec.Done()).ok());
@@ -142,10 +147,10 @@ TEST_CASE("triggered checkpoint: waits for a max-concurrent slot, not for min-pa
   // The second waits while the first is pending: one checkpoint in progress, one barrier.
   CHECK(coordinator.Stats().in_progress == 1);
   CHECK(rec.triggered.size() == 1);
-  coordinator.Acknowledge(0, 0, 0, rec.Triggered(0), {{"op", weir::OperatorSubtaskSnapshot{}}});
+  coordinator.Acknowledge(0, 0, 0, rec.Triggered(0), {{"op", weir::OperatorSubtaskState{}}});
   // ... then starts right after the first completes, min-pause (1 h) notwithstanding.
   REQUIRE(rec.WaitFor([&] { return rec.triggered.size() == 2; }));
-  coordinator.Acknowledge(0, 0, 0, rec.Triggered(1), {{"op", weir::OperatorSubtaskSnapshot{}}});
+  coordinator.Acknowledge(0, 0, 0, rec.Triggered(1), {{"op", weir::OperatorSubtaskState{}}});
   REQUIRE(rec.WaitFor([&] { return rec.outcomes.size() == 2; }));
   CHECK(*rec.outcomes[0] == rec.Triggered(0));
   CHECK(*rec.outcomes[1] == rec.Triggered(1));
@@ -157,7 +162,8 @@ TEST_CASE("triggered checkpoint: the end of the job fails pending and queued req
   Recorder rec;
   CheckpointSettings s = ManualOnly();
   s.max_concurrent = 1;
-  CheckpointCoordinator coordinator(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
   coordinator.Start(1);
   REQUIRE(coordinator.TriggerCheckpoint(CheckpointTriggerType::kConfigured, rec.Done()).ok());
   REQUIRE(rec.WaitFor([&] { return !rec.triggered.empty(); }));

@@ -14,10 +14,11 @@
 #include "lib/api/connectors/file_source.h"
 #include "lib/api/connectors/sequence_source.h"
 #include "runtime/checkpoint/state_assignment.h"
+#include "tests/runtime/checkpoint/test_coordinator.h"
 #include "tests/runtime/cluster/test_support.h"
 
 using weir::CompletedSnapshot;
-using weir::OperatorSubtaskSnapshot;
+using weir::OperatorSubtaskState;
 using weir::RestoredState;
 using weir::runtime::AssignState;
 
@@ -56,15 +57,20 @@ struct SourceSubtask {
     int64_t wake = -1;
     return source.EmitNext(out, n, &wake) == weir::SourceStatus::kEndOfInput;
   }
-  OperatorSubtaskSnapshot Snapshot() {
+  OperatorSubtaskState Snapshot() {
     source.SnapshotState(1);
-    OperatorSubtaskSnapshot s;
-    s.operator_state = store.Snapshot();
-    return s;
+    return weir::testing::WithLists(store.Snapshot().lists);
   }
 };
 
-CompletedSnapshot::Operator OperatorOf(std::vector<OperatorSubtaskSnapshot> subtasks) {
+// The state subtask `subtask` of `parallelism` gets from `op`.
+RestoredState Assign(const CompletedSnapshot::Operator& op, int parallelism, int max_parallelism, int subtask) {
+  auto lists = weir::runtime::ReadOperatorStates(op);
+  REQUIRE(lists.ok());
+  return AssignState(op, *lists, parallelism, max_parallelism, subtask);
+}
+
+CompletedSnapshot::Operator OperatorOf(std::vector<OperatorSubtaskState> subtasks) {
   CompletedSnapshot::Operator op;
   op.uid = "source";
   op.parallelism = static_cast<int>(subtasks.size());
@@ -86,7 +92,7 @@ std::vector<T> RunRescaled(Make make, std::vector<int> first, std::vector<T>* la
     run.back()->Emit(first[i]);
   }
   auto snapshot_of = [&] {
-    std::vector<OperatorSubtaskSnapshot> snaps;
+    std::vector<OperatorSubtaskState> snaps;
     for (auto& s : run) {
       snaps.push_back(s->Snapshot());
       all.insert(all.end(), s->out.records.begin(), s->out.records.end());
@@ -96,13 +102,13 @@ std::vector<T> RunRescaled(Make make, std::vector<int> first, std::vector<T>* la
   auto op = snapshot_of();
   std::vector<std::unique_ptr<Sub>> next;
   for (int i = 0; i < 3; ++i) {
-    RestoredState r = AssignState(op, 3, 128, i);
+    RestoredState r = Assign(op, 3, 128, i);
     next.push_back(std::make_unique<Sub>(make(), i, 3, &r));
     next.back()->Emit(123 * (i + 1));
   }
   run = std::move(next);
   op = snapshot_of();
-  RestoredState r = AssignState(op, 1, 128, 0);
+  RestoredState r = Assign(op, 1, 128, 0);
   Sub single(make(), 0, 1, &r);
   while (!single.Emit(100)) {
   }
@@ -171,16 +177,15 @@ TEST_CASE("file source: restored 2 -> 3 -> 1 mid-file, every line is read exactl
 
 TEST_CASE("state assignment: finished subtasks hand on nothing; a fully finished operator restores finished",
           "[checkpoint]") {
-  OperatorSubtaskSnapshot running;
-  running.operator_state.lists.push_back({"splits", weir::OperatorStateMode::kSplit, {{1}, {2}, {3}}});
-  OperatorSubtaskSnapshot finished;
+  OperatorSubtaskState running = weir::testing::WithLists({{"splits", weir::OperatorStateMode::kSplit, {{1}, {2}, {3}}}});
+  OperatorSubtaskState finished;
   finished.finished = true;
   auto partly = OperatorOf({finished, running});
   CHECK_FALSE(weir::runtime::IsFullyFinished(partly));
   // Same parallelism, but subtask 0 finished: its share is redistributed (a downscale).
   std::vector<weir::Bytes> seen;
   for (int i = 0; i < 2; ++i) {
-    RestoredState r = AssignState(partly, 2, 128, i);
+    RestoredState r = Assign(partly, 2, 128, i);
     CHECK_FALSE(r.finished);
     const auto& l = r.operator_lists["splits"].elements;
     seen.insert(seen.end(), l.begin(), l.end());
@@ -188,7 +193,7 @@ TEST_CASE("state assignment: finished subtasks hand on nothing; a fully finished
   CHECK(seen.size() == 3);
   auto fully = OperatorOf({finished, finished});
   CHECK(weir::runtime::IsFullyFinished(fully));
-  RestoredState r = AssignState(fully, 3, 128, 2);
+  RestoredState r = Assign(fully, 3, 128, 2);
   CHECK(r.finished);
   CHECK(r.operator_lists.empty());
 }

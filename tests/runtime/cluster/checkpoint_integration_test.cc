@@ -142,12 +142,13 @@ TEST_CASE("restore refuses missing, foreign, truncated and corrupt snapshots, na
   TempDir tmp;
   weir::Configuration config = CheckpointConfig(tmp / "checkpoints");
   config.Set("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
+  config.Set("execution.checkpointing.data-inline-threshold", "0");  // every state stream a file
   LocalDispatcher dispatcher(config, tmp / "uploads");
   JarRunRequest req;
   req.program_args = {"--count", "0", "--rate", "5000", "--sink", "discard"};
   auto id = dispatcher.SubmitJobFile(kNumberSum, req);
   REQUIRE(id.ok());
-  REQUIRE(WaitForCheckpoints(dispatcher, *id, 1));
+  REQUIRE(WaitForCheckpoints(dispatcher, *id, 3));  // with records (and state) in it
   REQUIRE(dispatcher.CancelJob(*id).ok());
   REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kCanceled);
   std::string note;
@@ -187,18 +188,26 @@ TEST_CASE("restore refuses missing, foreign, truncated and corrupt snapshots, na
     CHECK(s.code() == weir::StatusCode::kCorruption);
     CHECK(s.message().find("checksum") != std::string::npos);
   }
-  SECTION("a state file whose checksum fails") {
+  SECTION("a truncated state file") {
     std::string state_file;
     for (const auto& e : fs::directory_iterator(*chk)) {
       if (e.path().filename() != "_metadata") state_file = e.path().string();
     }
     REQUIRE_FALSE(state_file.empty());
-    std::fstream f(state_file, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(22);
-    f.put('\x55');
-    f.close();
+    fs::resize_file(state_file, fs::file_size(state_file) - 1);
     auto s = try_restore(*chk);
     CHECK(s.code() == weir::StatusCode::kCorruption);
+    CHECK(s.message().find(state_file) != std::string::npos);
+  }
+  SECTION("a missing state file") {
+    std::string state_file;
+    for (const auto& e : fs::directory_iterator(*chk)) {
+      if (e.path().filename() != "_metadata") state_file = e.path().string();
+    }
+    REQUIRE_FALSE(state_file.empty());
+    fs::remove(state_file);
+    auto s = try_restore(*chk);
+    CHECK(s.IsNotFound());
     CHECK(s.message().find(state_file) != std::string::npos);
   }
   SECTION("a checkpoint without _metadata is never used") {

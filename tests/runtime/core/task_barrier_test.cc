@@ -23,16 +23,18 @@
 #include <vector>
 
 #include "lib/api/functions.h"
+#include "lib/api/keyed_state_rows.h"
 #include "lib/api/serialization.h"
 #include "lib/api/stream.h"
 #include "lib/common/time_util.h"
+#include "lib/format/key_groups_reader.h"
 #include "runtime/core/execution_plan.h"
 #include "runtime/core/input_gate.h"
 #include "runtime/core/task.h"
 
 namespace {
 
-using weir::OperatorSubtaskSnapshot;
+using weir::OperatorSubtaskState;
 using weir::runtime::Buffer;
 using weir::runtime::CheckpointBarrier;
 using weir::runtime::CheckpointKind;
@@ -63,7 +65,7 @@ class RecordingListener final : public TaskListener {
  public:
   struct Ack {
     int64_t id = 0;
-    std::map<std::string, OperatorSubtaskSnapshot> snapshots;  // by operator uid
+    std::map<std::string, OperatorSubtaskState> snapshots;  // by operator uid
   };
 
   void OnTaskFinished(Task&) override { Set([&] { finished_ = true; }); }
@@ -73,7 +75,7 @@ class RecordingListener final : public TaskListener {
   void OnTaskCanceled(Task&) override { Set([&] { canceled_ = true; }); }
   void OnCheckpointAcknowledged(
       Task&, int64_t id,
-      std::vector<std::pair<std::string, OperatorSubtaskSnapshot>> snaps) override {
+      std::vector<std::pair<std::string, OperatorSubtaskState>> snaps) override {
     Ack ack;
     ack.id = id;
     for (auto& [uid, snap] : snaps) ack.snapshots[uid] = std::move(snap);
@@ -257,22 +259,23 @@ class Probe {
 std::multiset<int64_t> ReducedKeys(const RecordingListener::Ack& ack) {
   auto it = ack.snapshots.find("sum");
   REQUIRE(it != ack.snapshots.end());
-  const OperatorSubtaskSnapshot& snap = it->second;
-  REQUIRE(snap.has_keyed);
+  const OperatorSubtaskState& snap = it->second;
+  auto rows = weir::ReadKeyGroups(snap.keyed, {0, weir::kDefaultMaxParallelism - 1});
+  REQUIRE(rows.ok());
   std::multiset<int64_t> keys;
-  for (const auto& table : snap.keyed.tables) {
-    if (table.name != "_reduce") continue;
-    for (const auto& blob : table.key_groups) {
-      weir::DataInput in(blob);
-      uint64_t n = in.ReadVarint();
-      for (uint64_t k = 0; k < n; ++k) {
-        int64_t key = 0, value = 0;
-        weir::Serializer<int64_t>::Read(in, key);
-        weir::Serializer<int64_t>::Read(in, value);
-        CHECK(value == key);
-        keys.insert(key);
-      }
-    }
+  for (const auto& [group, blob] : (*rows)["_reduce"].key_groups) {
+    weir::ForEachRow(blob.data(), blob.data() + blob.size(), [&](std::string_view row_key, std::string_view v) {
+      weir::DataInput key_in(reinterpret_cast<const uint8_t*>(row_key.data()),
+                             reinterpret_cast<const uint8_t*>(row_key.data()) + row_key.size());
+      key_in.ReadVarint();
+      int64_t key = 0, value = 0;
+      weir::Serializer<int64_t>::Read(key_in, key);
+      weir::DataInput value_in(reinterpret_cast<const uint8_t*>(v.data()),
+                               reinterpret_cast<const uint8_t*>(v.data()) + v.size());
+      weir::Serializer<int64_t>::Read(value_in, value);
+      CHECK(value == key);
+      keys.insert(key);
+    });
   }
   return keys;
 }

@@ -1,0 +1,274 @@
+#pragma once
+// KeyedStates<K>: the keyed state of one keyed operator subtask, as its typed states
+// see it: on the heap (HeapKeyedStateBackend, objects), or in a byte-level backend the
+// runtime provides (RocksDB), through thin typed wrappers that serialize keys and
+// values. Which one is decided once, when the operator is set up; per record the only
+// cost of the choice is one predictable branch.
+//
+// Used from the task's thread only.
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lib/api/heap_state.h"
+#include "lib/api/keyed_state_backend.h"
+#include "lib/api/keyed_state_rows.h"
+#include "lib/api/serialization.h"
+#include "lib/api/state.h"
+
+namespace weir {
+
+namespace bytes_internal {
+
+template <class T>
+std::string_view Serialize(const T& v, Bytes* scratch) {
+  scratch->clear();
+  DataOutput out(scratch);
+  Serializer<T>::Write(out, v);
+  return {reinterpret_cast<const char*>(scratch->data()), scratch->size()};
+}
+
+// A typed state over a byte-level backend.
+class StateBase {
+ public:
+  virtual ~StateBase() = default;
+};
+
+template <class V>
+class ValueStateOnBytes final : public StateBase, public ValueState<V> {
+ public:
+  ValueStateOnBytes(BytesKeyedStateBackend* b, int id) : b_(b), id_(id) {}
+  std::optional<V> Value() override {
+    if (!b_->Get(id_, &value_)) return std::nullopt;
+    V v{};
+    heap_internal::ParseSerialized(value_, &v);
+    return v;
+  }
+  void Update(const V& v) override { b_->Put(id_, Serialize(v, &scratch_)); }
+  void Clear() override { b_->Delete(id_); }
+
+ private:
+  BytesKeyedStateBackend* b_;
+  int id_;
+  std::string value_;
+  Bytes scratch_;
+};
+
+template <class V>
+class ListStateOnBytes final : public StateBase, public ListState<V> {
+ public:
+  ListStateOnBytes(BytesKeyedStateBackend* b, int id) : b_(b), id_(id) {}
+  std::vector<V> Get() override {
+    std::vector<V> out;
+    if (!b_->Get(id_, &value_)) return out;
+    ForEachListElement(value_, [&](std::string_view e) {
+      V v{};
+      heap_internal::ParseSerialized(e, &v);
+      out.push_back(std::move(v));
+    });
+    return out;
+  }
+  void Add(const V& v) override { b_->Append(id_, Serialize(v, &scratch_)); }
+  void AddAll(const std::vector<V>& vs) override {
+    for (const auto& v : vs) Add(v);
+  }
+  void Update(const std::vector<V>& vs) override {
+    if (vs.empty()) {
+      b_->Delete(id_);
+      return;
+    }
+    value_.clear();
+    for (const auto& v : vs) {
+      std::string_view e = Serialize(v, &scratch_);
+      AppendVarint(&value_, e.size());
+      value_.append(e);
+    }
+    b_->Put(id_, value_);
+  }
+  void Clear() override { b_->Delete(id_); }
+
+ private:
+  BytesKeyedStateBackend* b_;
+  int id_;
+  std::string value_;
+  Bytes scratch_;
+};
+
+template <class UK, class UV>
+class MapStateOnBytes final : public StateBase, public MapState<UK, UV> {
+ public:
+  MapStateOnBytes(BytesKeyedStateBackend* b, int id) : b_(b), id_(id) {}
+  std::optional<UV> Get(const UK& key) override {
+    if (!b_->MapGet(id_, Serialize(key, &scratch_), &value_)) return std::nullopt;
+    UV v{};
+    heap_internal::ParseSerialized(value_, &v);
+    return v;
+  }
+  void Put(const UK& key, const UV& value) override {
+    std::string k(Serialize(key, &scratch_));
+    b_->MapPut(id_, k, Serialize(value, &scratch_));
+  }
+  void Remove(const UK& key) override { b_->MapRemove(id_, Serialize(key, &scratch_)); }
+  bool Contains(const UK& key) override { return b_->MapContains(id_, Serialize(key, &scratch_)); }
+  std::vector<std::pair<UK, UV>> Entries() override {
+    std::vector<std::pair<UK, UV>> out;
+    b_->MapForEach(id_, [&](std::string_view k, std::string_view v) {
+      std::pair<UK, UV> e{};
+      heap_internal::ParseSerialized(k, &e.first);
+      heap_internal::ParseSerialized(v, &e.second);
+      out.push_back(std::move(e));
+    });
+    return out;
+  }
+  bool IsEmpty() override { return b_->MapIsEmpty(id_); }
+  void Clear() override { b_->MapClear(id_); }
+
+ private:
+  BytesKeyedStateBackend* b_;
+  int id_;
+  std::string value_;
+  Bytes scratch_;
+};
+
+template <class V>
+class ReducingStateOnBytes final : public StateBase, public ReducingState<V> {
+ public:
+  ReducingStateOnBytes(BytesKeyedStateBackend* b, int id, std::function<V(const V&, const V&)> reduce)
+      : b_(b), id_(id), reduce_(std::move(reduce)) {}
+  std::optional<V> Get() override {
+    if (!b_->Get(id_, &value_)) return std::nullopt;
+    V v{};
+    heap_internal::ParseSerialized(value_, &v);
+    return v;
+  }
+  void Add(const V& value) override {
+    auto current = Get();
+    b_->Put(id_, Serialize(current ? reduce_(*current, value) : value, &scratch_));
+  }
+  void Clear() override { b_->Delete(id_); }
+
+ private:
+  BytesKeyedStateBackend* b_;
+  int id_;
+  std::function<V(const V&, const V&)> reduce_;
+  std::string value_;
+  Bytes scratch_;
+};
+
+template <class In, class Acc, class Out>
+class AggregatingStateOnBytes final : public StateBase, public AggregatingState<In, Out> {
+ public:
+  AggregatingStateOnBytes(BytesKeyedStateBackend* b, int id, AggregateFunction<In, Acc, Out> fn)
+      : b_(b), id_(id), fn_(std::move(fn)) {}
+  std::optional<Out> Get() override {
+    auto acc = Accumulator();
+    return acc ? std::optional<Out>(fn_.get_result(*acc)) : std::nullopt;
+  }
+  void Add(const In& value) override {
+    auto acc = Accumulator();
+    Acc next = fn_.add(value, acc ? std::move(*acc) : fn_.create_accumulator());
+    b_->Put(id_, Serialize(next, &scratch_));
+  }
+  void Clear() override { b_->Delete(id_); }
+
+ private:
+  std::optional<Acc> Accumulator() {
+    if (!b_->Get(id_, &value_)) return std::nullopt;
+    Acc a{};
+    heap_internal::ParseSerialized(value_, &a);
+    return a;
+  }
+  BytesKeyedStateBackend* b_;
+  int id_;
+  AggregateFunction<In, Acc, Out> fn_;
+  std::string value_;
+  Bytes scratch_;
+};
+
+}  // namespace bytes_internal
+
+template <class K>
+class KeyedStates {
+ public:
+  // On the heap, with the restored rows of the subtask's key groups.
+  KeyedStates(int max_parallelism, KeyGroupRange range, std::map<std::string, RestoredKeyedState> restored)
+      : heap_(std::make_unique<HeapKeyedStateBackend<K>>(max_parallelism, range)),
+        max_parallelism_(max_parallelism), range_(range) {
+    heap_->SetRestored(std::move(restored));
+  }
+  // In a byte-level backend (already restored by the runtime).
+  explicit KeyedStates(BytesKeyedStateBackend* bytes)
+      : bytes_(bytes), max_parallelism_(bytes->max_parallelism()), range_(bytes->range()) {}
+
+  // Throws std::logic_error when the key's key group is not this subtask's (see
+  // HeapKeyedStateBackend::SetCurrentKey).
+  void SetCurrentKey(const K& key) {
+    if (!bytes_) {
+      heap_->SetCurrentKey(key);
+      return;
+    }
+    const int kg = KeyGroupOf(key, max_parallelism_);
+    if (!range_.Contains(kg)) [[unlikely]] ThrowKeyGroupOutOfRange(kg, range_);
+    current_key_ = key;
+    bytes_->SetCurrentKey(bytes_internal::Serialize(key, &key_bytes_), kg);
+  }
+  const K& current_key() const { return bytes_ ? current_key_ : heap_->current_key(); }
+
+  KeyedStateBackend& backend() { return bytes_ ? static_cast<KeyedStateBackend&>(*bytes_) : *heap_; }
+
+  template <class V>
+  ValueState<V>& GetValueState(const std::string& name) {
+    if (!bytes_) return heap_->template GetValueState<V>(name);
+    return Get<bytes_internal::ValueStateOnBytes<V>>(name, StateKind::kValue);
+  }
+  template <class V>
+  ListState<V>& GetListState(const std::string& name) {
+    if (!bytes_) return heap_->template GetListState<V>(name);
+    return Get<bytes_internal::ListStateOnBytes<V>>(name, StateKind::kList);
+  }
+  template <class UK, class UV>
+  MapState<UK, UV>& GetMapState(const std::string& name) {
+    if (!bytes_) return heap_->template GetMapState<UK, UV>(name);
+    return Get<bytes_internal::MapStateOnBytes<UK, UV>>(name, StateKind::kMap);
+  }
+  template <class V>
+  ReducingState<V>& GetReducingState(const std::string& name, std::function<V(const V&, const V&)> reduce) {
+    if (!bytes_) return heap_->template GetReducingState<V>(name, std::move(reduce));
+    return Get<bytes_internal::ReducingStateOnBytes<V>>(name, StateKind::kReducing, std::move(reduce));
+  }
+  template <class In, class Acc, class Out>
+  AggregatingState<In, Out>& GetAggregatingState(const std::string& name, AggregateFunction<In, Acc, Out> fn) {
+    if (!bytes_) return heap_->template GetAggregatingState<In, Acc, Out>(name, std::move(fn));
+    return Get<bytes_internal::AggregatingStateOnBytes<In, Acc, Out>>(name, StateKind::kAggregating, std::move(fn));
+  }
+
+ private:
+  template <class State, class... Args>
+  State& Get(const std::string& name, StateKind kind, Args&&... args) {
+    auto it = states_.find(name);
+    if (it != states_.end()) {
+      auto* s = dynamic_cast<State*>(it->second.get());
+      if (!s) throw std::logic_error("keyed state '" + name + "' was registered with other types");
+      return *s;
+    }
+    int id = bytes_->RegisterState(name, kind);
+    auto state = std::make_unique<State>(bytes_, id, std::forward<Args>(args)...);
+    State& ref = *state;
+    states_.emplace(name, std::move(state));
+    return ref;
+  }
+
+  std::unique_ptr<HeapKeyedStateBackend<K>> heap_;
+  BytesKeyedStateBackend* bytes_ = nullptr;
+  int max_parallelism_;
+  KeyGroupRange range_;
+  K current_key_{};
+  Bytes key_bytes_;
+  std::map<std::string, std::unique_ptr<bytes_internal::StateBase>> states_;
+};
+
+}  // namespace weir
