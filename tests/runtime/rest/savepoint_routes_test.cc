@@ -118,14 +118,6 @@ JobStatus StatusOf(ServerFixture& f, const std::string& job) {
   return f.dispatcher.GetJob(ParsedId(job)).value().status;
 }
 
-std::string ReadFileOrFail(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) FAIL("the REST reference is required at '" << path << "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 TEST_CASE("savepoint, stop and disposal routes answer with and without /v1", "[rest][savepoints]") {
