@@ -10,18 +10,11 @@
 # /opt/weir-peers/maven-repo). `install` is idempotent: it does nothing while the repository
 # holds what the current pom.xml needs (a marker file names the pom's checksum). The test
 # then builds the project offline (`mvn -o`), so it needs no network.
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PROJECT="$ROOT/tests/e2e/java-client"
-WEIR_MAVEN_REPO="${WEIR_MAVEN_REPO:-/opt/weir-peers/maven-repo}"
-
-say() { echo "flink-client.sh: $*"; }
-die() {
-  echo "flink-client.sh: error: $1" >&2
-  [[ -z "${2:-}" ]] || echo "hint: $2" >&2
-  exit 1
-}
+WEIR_MAVEN_REPO="${WEIR_MAVEN_REPO:-$PEERS_ROOT/maven-repo}"
 
 marker() { echo "$WEIR_MAVEN_REPO/.weir-java-client-$(sha256sum "$PROJECT/pom.xml" | cut -c1-16)"; }
 
@@ -46,11 +39,6 @@ cmd_install() {
   say "installed in $((SECONDS - t0)) s ($(du -sh "$WEIR_MAVEN_REPO" | cut -f1) in $WEIR_MAVEN_REPO)"
 }
 
-case "${1:-}" in
-  install) cmd_install ;;
-  repo) echo "$WEIR_MAVEN_REPO" ;;
-  *)
-    echo "usage: $0 install|repo" >&2
-    exit 2
-    ;;
-esac
+cmd_repo() { echo "$WEIR_MAVEN_REPO"; }
+
+peer_main "install|repo" "$@"

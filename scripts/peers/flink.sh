@@ -24,30 +24,17 @@
 # bin/sql-client.sh needs it).
 #
 # Everything binds to 127.0.0.1. Each step prints how long it took.
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 FLINK_VERSION="${FLINK_VERSION:-2.3.0}"
-FLINK_VENV="${FLINK_VENV:-/opt/weir-peers/flink-venv}"
+FLINK_VENV="${FLINK_VENV:-$PEERS_ROOT/flink-venv}"
 FLINK_REST_PORT="${FLINK_REST_PORT:-18081}"
 FLINK_RPC_PORT="${FLINK_RPC_PORT:-16123}"
 FLINK_WORK_DIR="${FLINK_WORK_DIR:-/tmp/weir-flink-$FLINK_REST_PORT}"
 FLINK_START_TIMEOUT="${FLINK_START_TIMEOUT:-120}"
-JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}"
-if [[ ! -x "$JAVA_HOME/bin/java" ]]; then
-  JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64
-fi
-export JAVA_HOME
+use_java17
 # Fixes the pid file names: $FLINK_WORK_DIR/pid/flink-weir-{standalonesession,taskexecutor}.pid.
 export FLINK_IDENT_STRING="${FLINK_IDENT_STRING:-weir}"
-
-say() { echo "flink.sh: $*"; }
-die() {
-  echo "flink.sh: error: $1" >&2
-  [[ -z "${2:-}" ]] || echo "hint: $2" >&2
-  exit 1
-}
-now_ms() { date +%s%3N; }
-took() { echo "$(( ($(now_ms) - $1) ))" | awk '{ printf "%.1f s", $1 / 1000 }'; }
 
 # The installed pyflink directory (FLINK_HOME), found without importing pyflink (py4j is not
 # installed with --no-deps). Empty when not installed.
@@ -82,7 +69,7 @@ pick_version() {
   v="$(tr ',' '\n' <<<"$listed" | grep -E '^2\.[0-9]+\.[0-9]+$' | sort -V | tail -n1)"
   [[ -n "$v" ]] || v="$(tr ',' '\n' <<<"$listed" | grep -E '^1\.20\.[0-9]+$' | sort -V | tail -n1)"
   [[ -n "$v" ]] || die "pip lists no apache-flink-libraries 2.x or 1.20.x (it lists: $listed)"
-  say "version $FLINK_VERSION is not listed by pip; using $v" >&2
+  say "version $FLINK_VERSION is not listed by pip; using $v"
   echo "$v"
 }
 
@@ -139,11 +126,11 @@ install_sql_gateway() {
   local home="$1" version="$2" t1
   compgen -G "$home/opt/flink-sql-gateway*.jar" >/dev/null && return 0
   if ! command -v mvn >/dev/null; then
-    say "note: no mvn, so no opt/flink-sql-gateway jar: sql-client.sh will not work" >&2
+    say "note: no mvn, so no opt/flink-sql-gateway jar: sql-client.sh will not work"
     return 0
   fi
   t1=$(now_ms)
-  mvn -B -q -Dstyle.color=never org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy \
+  mvn -B -q -Dstyle.color=never "$MAVEN_DEPENDENCY_PLUGIN:copy" \
     -Dartifact="org.apache.flink:flink-sql-gateway:$version" -DoutputDirectory="$home/opt" ||
     die "mvn could not fetch org.apache.flink:flink-sql-gateway:$version" \
       "sql-client.sh needs it; re-run '$0 install' once Maven can reach its registry"
@@ -213,7 +200,7 @@ cmd_start() {
     say "a cluster already answers on 127.0.0.1:$FLINK_REST_PORT"
     return 0
   fi
-  if (echo >"/dev/tcp/127.0.0.1/$FLINK_REST_PORT") 2>/dev/null; then
+  if port_taken "$FLINK_REST_PORT"; then
     die "port $FLINK_REST_PORT is taken by something that is not a ready Flink cluster" \
       "set FLINK_REST_PORT to a free port"
   fi
@@ -226,7 +213,7 @@ cmd_start() {
   local deadline=$((SECONDS + FLINK_START_TIMEOUT))
   until has_taskmanager; do
     if ((SECONDS >= deadline)); then
-      echo "flink.sh: the last lines of the logs:" >&2
+      say "the last lines of the logs:"
       tail -n 20 "$FLINK_WORK_DIR"/log/*.log >&2 2>/dev/null || true
       die "no TaskManager registered within $FLINK_START_TIMEOUT s on 127.0.0.1:$FLINK_REST_PORT" \
         "see the logs in $FLINK_WORK_DIR/log"
@@ -258,16 +245,8 @@ cmd_stop() {
     "$FLINK_HOME/bin/stop-cluster.sh" >"$FLINK_WORK_DIR/log/stop-cluster.out" 2>&1 || true
   fi
   # stop-cluster.sh sends SIGTERM; make sure the JVMs are gone, by pid.
-  local p i
-  for p in $(run_pids); do
-    kill -0 "$p" 2>/dev/null || continue
-    kill -TERM "$p" 2>/dev/null || true
-    for ((i = 0; i < 150; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$p" 2>/dev/null; then
-      say "pid $p did not exit within 15 s of SIGTERM; sending SIGKILL"
-      kill -KILL "$p" 2>/dev/null || true
-    fi
-  done
+  local p
+  for p in $(run_pids); do stop_pid "$p" 15; done
   rm -f "$FLINK_WORK_DIR"/pid/*.pid
   if [[ "${FLINK_KEEP_WORK:-1}" == 0 ]]; then
     rm -rf "$FLINK_WORK_DIR"
@@ -284,23 +263,16 @@ cmd_status() {
   return 1
 }
 
-case "${1:-}" in
-  install) cmd_install ;;
-  start) cmd_start ;;
-  stop) cmd_stop ;;
-  status) cmd_status ;;
-  home)
-    require_install
-    echo "$FLINK_HOME"
-    ;;
-  env)
-    require_install
-    set_run_env
-    printf 'export JAVA_HOME=%q FLINK_HOME=%q FLINK_CONF_DIR=%q FLINK_LOG_DIR=%q FLINK_PID_DIR=%q\n' \
-      "$JAVA_HOME" "$FLINK_HOME" "$FLINK_CONF_DIR" "$FLINK_LOG_DIR" "$FLINK_PID_DIR"
-    ;;
-  *)
-    echo "usage: $0 install|start|stop|status|home|env" >&2
-    exit 2
-    ;;
-esac
+cmd_home() {
+  require_install
+  echo "$FLINK_HOME"
+}
+
+cmd_env() {
+  require_install
+  set_run_env
+  printf 'export JAVA_HOME=%q FLINK_HOME=%q FLINK_CONF_DIR=%q FLINK_LOG_DIR=%q FLINK_PID_DIR=%q\n' \
+    "$JAVA_HOME" "$FLINK_HOME" "$FLINK_CONF_DIR" "$FLINK_LOG_DIR" "$FLINK_PID_DIR"
+}
+
+peer_main "install|start|stop|status|home|env" "$@"

@@ -24,29 +24,23 @@
 #   KAFKA_VERSION    org.apache.kafka:kafka_2.13 version (default 4.1.2, which works with
 #                    Debian 12's librdkafka 2.0.2)
 #   JAVA_HOME        (default /usr/lib/jvm/java-17-openjdk-amd64)
-set -euo pipefail
+#   PEER_OWNER_PID   the broker is stopped once this process is gone (a test that crashed)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-KAFKA_PEERS_DIR="${KAFKA_PEERS_DIR:-/opt/weir-peers/kafka}"
+KAFKA_PEERS_DIR="${KAFKA_PEERS_DIR:-$PEERS_ROOT/kafka}"
 KAFKA_VERSION="${KAFKA_VERSION:-4.1.2}"
 KAFKA_WORK_DIR="${KAFKA_WORK_DIR:-/tmp/weir-kafka}"
-JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}"
-[[ -x "$JAVA_HOME/bin/java" ]] || JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64
-export JAVA_HOME
+use_java17
 JAVA="$JAVA_HOME/bin/java"
 CP="$KAFKA_PEERS_DIR/lib/*"
 W="$KAFKA_WORK_DIR"
+PIDFILE="$W/broker.pid"
+LOG="$W/broker.log"
 LOGOPT="-Dlog4j2.configurationFile=$W/log4j2.properties"
 
-say() { echo "kafka.sh: $*" >&2; }
-die() {
-  echo "kafka.sh: error: $1" >&2
-  [[ -z "${2:-}" ]] || echo "hint: $2" >&2
-  exit 1
-}
-now_ms() { date +%s%3N; }
-took() { echo "$(($(now_ms) - $1))" | awk '{ printf "%.1f s", $1 / 1000 }'; }
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# kafka_tool CLASS ARGS...: one of Kafka's command-line tools (a small JVM).
+kafka_tool() {
+  "$JAVA" -Xmx128m -XX:TieredStopAtLevel=1 $LOGOPT -cp "$CP" "$@"
 }
 
 installed_ok() {
@@ -60,42 +54,20 @@ cmd_install() {
     return 0
   fi
   [[ -x "$JAVA" ]] || die "no java in '$JAVA_HOME'" "apt-get install -y openjdk-17-jre-headless"
-  command -v mvn >/dev/null || die "'mvn' is not installed" "apt-get install -y maven"
   local t0
   t0=$(now_ms)
   rm -rf "$KAFKA_PEERS_DIR"
-  mkdir -p "$KAFKA_PEERS_DIR/lib"
   # The broker's POM brings no logging backend: add Log4j 2 and its slf4j binding.
-  cat >"$KAFKA_PEERS_DIR/pom.xml" <<EOF
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>weir.peers</groupId>
-  <artifactId>kafka-broker-classpath</artifactId>
-  <version>1</version>
-  <packaging>pom</packaging>
-  <dependencies>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$KAFKA_VERSION</version></dependency>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$KAFKA_VERSION</version></dependency>
-    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-core</artifactId><version>2.24.3</version></dependency>
-    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j-impl</artifactId><version>2.24.3</version></dependency>
-  </dependencies>
-</project>
-EOF
-  (cd "$KAFKA_PEERS_DIR" && mvn -B -q -Dstyle.color=never \
-    org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$KAFKA_PEERS_DIR/lib") ||
+  maven_jars "$KAFKA_PEERS_DIR" kafka-broker-classpath "org.apache.kafka:kafka_2.13:$KAFKA_VERSION" \
+    "org.apache.kafka:kafka-tools:$KAFKA_VERSION" org.apache.logging.log4j:log4j-core:2.24.3 \
+    org.apache.logging.log4j:log4j-slf4j-impl:2.24.3 ||
     die "mvn could not fetch kafka_2.13 $KAFKA_VERSION" "check that Maven reaches its registry"
   echo "$KAFKA_VERSION" >"$KAFKA_PEERS_DIR/version"
   say "installed Kafka $KAFKA_VERSION in $(took "$t0") ($(du -sh "$KAFKA_PEERS_DIR/lib" | cut -f1)): $KAFKA_PEERS_DIR"
 }
 
-pid_alive() { [[ -s "$W/broker.pid" ]] && kill -0 "$(<"$W/broker.pid")" 2>/dev/null; }
-
 # answers PORT: the broker lists its metadata (a positive readiness signal, not an open port).
-answers() {
-  "$JAVA" -Xmx128m -XX:TieredStopAtLevel=1 $LOGOPT -cp "$CP" org.apache.kafka.tools.TopicCommand \
-    --bootstrap-server "127.0.0.1:$1" --list >/dev/null 2>&1
-}
+answers() { kafka_tool org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$1" --list >/dev/null 2>&1; }
 
 write_config() {
   local port="$1" controller="$2"
@@ -138,8 +110,8 @@ EOF
 
 cmd_start() {
   installed_ok || die "Kafka is not installed in '$KAFKA_PEERS_DIR'" "run: $0 install"
-  if pid_alive; then
-    say "already running (pid $(<"$W/broker.pid"))"
+  if pid_alive "$PIDFILE"; then
+    say "already running (pid $(<"$PIDFILE"))"
     echo "bootstrap.servers=127.0.0.1:$(<"$W/port")"
     return 0
   fi
@@ -165,53 +137,31 @@ cmd_start() {
       die "formatting the broker's storage failed" "see $W/format.log"
     }
   fi
-  : >"$W/broker.log.new"
-  [[ -f "$W/broker.log" ]] && cat "$W/broker.log" >>"$W/broker.log.old"
-  mv "$W/broker.log.new" "$W/broker.log"
-  setsid "$JAVA" -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
-    $LOGOPT -cp "$CP" kafka.Kafka "$W/server.properties" >"$W/broker.log" 2>&1 </dev/null &
-  echo $! >"$W/broker.pid"
-  local deadline=$((SECONDS + 90))
-  until grep -q 'Kafka Server started' "$W/broker.log"; do
-    if ! pid_alive; then
-      tail -n 20 "$W/broker.log" >&2 || true
-      die "the Kafka JVM exited during start" "see $W/broker.log"
-    fi
-    ((SECONDS < deadline)) || die "Kafka did not start within 90 s" "see $W/broker.log"
-    sleep 0.2
-  done
-  say "started Kafka $KAFKA_VERSION on 127.0.0.1:$port (pid $(<"$W/broker.pid")) in $(took "$t0")"
+  # A fresh log (the previous ones appended to broker.log.old): readiness is read from it.
+  [[ ! -f "$LOG" ]] || cat "$LOG" >>"$LOG.old"
+  : >"$LOG"
+  start_daemon "$PIDFILE" "$LOG" "$JAVA" -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+    -Djava.awt.headless=true $LOGOPT -cp "$CP" kafka.Kafka "$W/server.properties"
+  wait_ready "$PIDFILE" "$LOG" 90 "the Kafka broker" grep -q 'Kafka Server started' "$LOG"
+  say "started Kafka $KAFKA_VERSION on 127.0.0.1:$port (pid $(<"$PIDFILE")) in $(took "$t0")"
   echo "bootstrap.servers=127.0.0.1:$port"
 }
 
 cmd_stop() {
-  if ! pid_alive; then
-    say "not running (work dir $W)"
-    rm -f "$W/broker.pid"
-    return 0
-  fi
-  local p i
-  p="$(<"$W/broker.pid")"
-  kill -TERM "$p" 2>/dev/null || true
-  for ((i = 0; i < 300; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$p" 2>/dev/null; then
-    say "pid $p did not exit within 30 s of SIGTERM; sending SIGKILL"
-    kill -KILL "$p" 2>/dev/null || true
-  fi
-  rm -f "$W/broker.pid"
+  stop_daemon "$PIDFILE" 30 || return 0
   say "stopped"
 }
 
 cmd_kill() {
-  if pid_alive; then
-    kill -KILL "$(<"$W/broker.pid")" 2>/dev/null || true
+  if pid_alive "$PIDFILE"; then
+    kill -KILL "$(<"$PIDFILE")" 2>/dev/null || true
     say "killed"
   fi
-  rm -f "$W/broker.pid"
+  rm -f "$PIDFILE"
 }
 
 cmd_status() {
-  if pid_alive && answers "$(<"$W/port")"; then
+  if pid_alive "$PIDFILE" && answers "$(<"$W/port")"; then
     say "running"
     echo "bootstrap.servers=127.0.0.1:$(<"$W/port")"
     return 0
@@ -220,38 +170,23 @@ cmd_status() {
   return 1
 }
 
+# broker_tool CLASS ARGS...: one of Kafka's tools against the running broker.
+broker_tool() {
+  pid_alive "$PIDFILE" || die "the broker is not running (work dir $W)" "run: $0 start"
+  kafka_tool "$1" --bootstrap-server "127.0.0.1:$(<"$W/port")" "${@:2}"
+}
+
 cmd_topic() {
   [[ $# -eq 2 ]] || die "usage: $0 topic NAME PARTITIONS"
-  pid_alive || die "the broker is not running (work dir $W)" "run: $0 start"
-  "$JAVA" -Xmx128m -XX:TieredStopAtLevel=1 $LOGOPT -cp "$CP" org.apache.kafka.tools.TopicCommand \
-    --bootstrap-server "127.0.0.1:$(<"$W/port")" --create --if-not-exists --topic "$1" \
+  broker_tool org.apache.kafka.tools.TopicCommand --create --if-not-exists --topic "$1" \
     --partitions "$2" --replication-factor 1 >/dev/null
 }
 
 cmd_partitions() {
   [[ $# -eq 2 ]] || die "usage: $0 partitions NAME N"
-  pid_alive || die "the broker is not running (work dir $W)" "run: $0 start"
-  "$JAVA" -Xmx128m -XX:TieredStopAtLevel=1 $LOGOPT -cp "$CP" org.apache.kafka.tools.TopicCommand \
-    --bootstrap-server "127.0.0.1:$(<"$W/port")" --alter --topic "$1" --partitions "$2" >/dev/null
+  broker_tool org.apache.kafka.tools.TopicCommand --alter --topic "$1" --partitions "$2" >/dev/null
 }
 
-cmd_transactions() {
-  pid_alive || die "the broker is not running (work dir $W)" "run: $0 start"
-  "$JAVA" -Xmx128m -XX:TieredStopAtLevel=1 $LOGOPT -cp "$CP" org.apache.kafka.tools.TransactionsCommand \
-    --bootstrap-server "127.0.0.1:$(<"$W/port")" "$@"
-}
+cmd_transactions() { broker_tool org.apache.kafka.tools.TransactionsCommand "$@"; }
 
-case "${1:-}" in
-  install) cmd_install ;;
-  start) cmd_start ;;
-  stop) cmd_stop ;;
-  kill) cmd_kill ;;
-  status) cmd_status ;;
-  topic) shift; cmd_topic "$@" ;;
-  partitions) shift; cmd_partitions "$@" ;;
-  transactions) shift; cmd_transactions "$@" ;;
-  *)
-    echo "usage: $0 install|start|stop|kill|status|topic NAME PARTITIONS|partitions NAME N|transactions ARGS..." >&2
-    exit 2
-    ;;
-esac
+peer_main "install|start|stop|kill|status|topic NAME PARTITIONS|partitions NAME N|transactions ARGS..." "$@"

@@ -24,7 +24,7 @@
 # As root, initdb and the server run as the `postgres` user (they refuse to run as root),
 # so PG_WORK_DIR and its parents must be traversable by that user. fsync is off: this is a
 # throwaway server for tests (process kills, not power loss).
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PG_VERSION="${PG_VERSION:-15}"
 PG_PORT="${PG_PORT:-15432}"
@@ -33,13 +33,6 @@ PG_MAX_PREPARED="${PG_MAX_PREPARED:-64}"
 PGBIN="/usr/lib/postgresql/$PG_VERSION/bin"
 DATA="$PG_WORK_DIR/data"
 LOG="$PG_WORK_DIR/pg.log"
-
-say() { echo "postgres.sh: $*"; }
-die() {
-  echo "postgres.sh: error: $1" >&2
-  [[ -z "${2:-}" ]] || echo "hint: $2" >&2
-  exit 1
-}
 
 # as_owner CMD...: runs CMD as the server's owner (postgres when we are root).
 as_owner() {
@@ -130,7 +123,7 @@ cmd_restart() {
 cmd_stop() {
   if [[ -f "$DATA/postmaster.pid" ]]; then
     as_owner "$PGBIN/pg_ctl" -D "$DATA" -m fast -w -t 60 stop >/dev/null 2>&1 ||
-      say "pg_ctl stop failed; see $LOG" >&2
+      say "pg_ctl stop failed; see $LOG"
   fi
   if [[ "${PG_KEEP_WORK:-0}" != 1 ]]; then
     rm -rf "$PG_WORK_DIR"
@@ -148,14 +141,4 @@ cmd_status() {
   return 1
 }
 
-case "${1:-}" in
-  install) cmd_install ;;
-  start) cmd_start ;;
-  restart) cmd_restart ;;
-  stop) cmd_stop ;;
-  status) cmd_status ;;
-  *)
-    echo "usage: $0 install|start|status|restart|stop" >&2
-    exit 2
-    ;;
-esac
+peer_main "install|start|status|restart|stop" "$@"

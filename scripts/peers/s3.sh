@@ -28,9 +28,9 @@
 #   VERSITYGW_VERSION (default v1.7.0)
 #
 # Everything binds to 127.0.0.1. The region is us-east-1 (versitygw's default).
-set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-S3_PEERS_DIR="${S3_PEERS_DIR:-/opt/weir-peers}"
+S3_PEERS_DIR="${S3_PEERS_DIR:-$PEERS_ROOT}"
 VERSITYGW_VERSION="${VERSITYGW_VERSION:-v1.7.0}"
 VGW="$S3_PEERS_DIR/bin/versitygw"
 S3_WORK_DIR="${S3_WORK_DIR:-/tmp/weir-s3}"
@@ -38,25 +38,8 @@ S3_ACCESS_KEY="${S3_ACCESS_KEY:-weiradmin}"
 S3_SECRET_KEY="${S3_SECRET_KEY:-weirsecret123}"
 S3_BUCKET="${S3_BUCKET:-weir}"
 S3_REGION=us-east-1
-
-say() { echo "s3.sh: $*" >&2; }
-die() {
-  echo "s3.sh: error: $1" >&2
-  [[ -z "${2:-}" ]] || echo "hint: $2" >&2
-  exit 1
-}
-now_ms() { date +%s%3N; }
-took() { echo "$(($(now_ms) - $1))" | awk '{ printf "%.1f s", $1 / 1000 }'; }
-# watch_owner PID: with PEER_OWNER_PID set, stops PID (SIGTERM) once that process is gone.
-watch_owner() {
-  [[ -n "${PEER_OWNER_PID:-}" ]] || return 0
-  setsid bash -c 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done
-kill -TERM "$2" 2>/dev/null' _ "$PEER_OWNER_PID" "$1" </dev/null >/dev/null 2>&1 &
-}
-
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+PIDFILE="$S3_WORK_DIR/vgw.pid"
+LOG="$S3_WORK_DIR/vgw.log"
 
 cmd_install() {
   if [[ -x "$VGW" ]]; then
@@ -77,17 +60,17 @@ cmd_install() {
   say "installed versitygw $VERSITYGW_VERSION in $(took "$t0"): $VGW"
 }
 
-pid_alive() { [[ -s "$S3_WORK_DIR/vgw.pid" ]] && kill -0 "$(<"$S3_WORK_DIR/vgw.pid")" 2>/dev/null; }
 current_port() { [[ -s "$S3_WORK_DIR/port" ]] && cat "$S3_WORK_DIR/port"; }
 
-# 200 on a signed ListBuckets: up and checking our signature.
-answers() {
-  local port="$1" code
-  code="$(S3_PATH="" curl -s -o /dev/null -w '%{http_code}' --max-time 3 --aws-sigv4 "aws:amz:$S3_REGION:s3" \
-    --user "$S3_ACCESS_KEY:$S3_SECRET_KEY" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
-    "http://127.0.0.1:$port/" 2>/dev/null || true)"
-  [[ "$code" == 200 ]]
+# signed_request ARGS...: curl ARGS signed with this server's credentials (AWS Signature V4);
+# prints the HTTP status (000 when there is no answer).
+signed_request() {
+  curl -s -w '%{http_code}' --aws-sigv4 "aws:amz:$S3_REGION:s3" --user "$S3_ACCESS_KEY:$S3_SECRET_KEY" \
+    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$@" 2>/dev/null || true
 }
+
+# 200 on a signed ListBuckets: up and checking our signature.
+answers() { [[ "$(signed_request -o /dev/null --max-time 3 "http://127.0.0.1:$1/")" == 200 ]]; }
 
 print_lines() {
   local port="$1"
@@ -101,39 +84,26 @@ cmd_start() {
   [[ -x "$VGW" ]] || die "versitygw is not installed in '$VGW'" "run: $0 install"
   mkdir -p "$S3_WORK_DIR/data" "$S3_WORK_DIR/meta"
   local port="${S3_PORT:-$(current_port || true)}"
-  if pid_alive; then
-    [[ -n "$port" ]] && answers "$port" || die "a server runs (pid $(<"$S3_WORK_DIR/vgw.pid")) but does not answer"
+  if pid_alive "$PIDFILE"; then
+    [[ -n "$port" ]] && answers "$port" || die "a server runs (pid $(<"$PIDFILE")) but does not answer"
     say "already running on 127.0.0.1:$port"
     print_lines "$port"
     return 0
   fi
   [[ -n "$port" ]] || port="$(free_port)"
-  if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  if port_taken "$port"; then
     die "port $port is taken by another process" "set S3_PORT to a free port, or use a fresh S3_WORK_DIR"
   fi
   echo "$port" >"$S3_WORK_DIR/port"
   local t0
   t0=$(now_ms)
-  ROOT_ACCESS_KEY="$S3_ACCESS_KEY" ROOT_SECRET_KEY="$S3_SECRET_KEY" \
-    setsid "$VGW" --port "127.0.0.1:$port" ${S3_VIRTUAL_DOMAIN:+--virtual-domain "$S3_VIRTUAL_DOMAIN"} posix --sidecar "$S3_WORK_DIR/meta" "$S3_WORK_DIR/data" \
-    >>"$S3_WORK_DIR/vgw.log" 2>&1 </dev/null &
-  echo $! >"$S3_WORK_DIR/vgw.pid"
-  watch_owner "$(<"$S3_WORK_DIR/vgw.pid")"
-  local deadline=$((SECONDS + 30))
-  until answers "$port"; do
-    if ! pid_alive; then
-      tail -n 5 "$S3_WORK_DIR/vgw.log" >&2 || true
-      die "versitygw exited during start" "see $S3_WORK_DIR/vgw.log"
-    fi
-    ((SECONDS < deadline)) || die "versitygw did not answer within 30 s on 127.0.0.1:$port" \
-      "see $S3_WORK_DIR/vgw.log"
-    sleep 0.1
-  done
+  start_daemon "$PIDFILE" "$LOG" env ROOT_ACCESS_KEY="$S3_ACCESS_KEY" ROOT_SECRET_KEY="$S3_SECRET_KEY" \
+    "$VGW" --port "127.0.0.1:$port" ${S3_VIRTUAL_DOMAIN:+--virtual-domain "$S3_VIRTUAL_DOMAIN"} \
+    posix --sidecar "$S3_WORK_DIR/meta" "$S3_WORK_DIR/data"
+  wait_ready "$PIDFILE" "$LOG" 30 "versitygw on 127.0.0.1:$port" answers "$port"
   if [[ ! -d "$S3_WORK_DIR/data/$S3_BUCKET" ]]; then
     local code
-    code="$(curl -s -o "$S3_WORK_DIR/create-bucket.out" -w '%{http_code}' --max-time 5 -X PUT \
-      --aws-sigv4 "aws:amz:$S3_REGION:s3" --user "$S3_ACCESS_KEY:$S3_SECRET_KEY" \
-      -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "http://127.0.0.1:$port/$S3_BUCKET" || true)"
+    code="$(signed_request -o "$S3_WORK_DIR/create-bucket.out" --max-time 5 -X PUT "http://127.0.0.1:$port/$S3_BUCKET")"
     [[ "$code" == 200 ]] || die "cannot create bucket '$S3_BUCKET' (HTTP $code): $(cat "$S3_WORK_DIR/create-bucket.out")"
   fi
   say "started versitygw on 127.0.0.1:$port in $(took "$t0") (work dir $S3_WORK_DIR)"
@@ -141,27 +111,14 @@ cmd_start() {
 }
 
 cmd_stop() {
-  if ! pid_alive; then
-    say "not running (work dir $S3_WORK_DIR)"
-    rm -f "$S3_WORK_DIR/vgw.pid"
-    return 0
-  fi
-  local p i
-  p="$(<"$S3_WORK_DIR/vgw.pid")"
-  kill -TERM "$p" 2>/dev/null || true
-  for ((i = 0; i < 50; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$p" 2>/dev/null; then
-    say "pid $p did not exit within 5 s of SIGTERM; sending SIGKILL"
-    kill -KILL "$p" 2>/dev/null || true
-  fi
-  rm -f "$S3_WORK_DIR/vgw.pid"
+  stop_daemon "$PIDFILE" 5 || return 0
   say "stopped (data kept in $S3_WORK_DIR)"
 }
 
 cmd_status() {
   local port
   port="$(current_port || true)"
-  if pid_alive && [[ -n "$port" ]] && answers "$port"; then
+  if pid_alive "$PIDFILE" && [[ -n "$port" ]] && answers "$port"; then
     say "running on 127.0.0.1:$port"
     print_lines "$port"
     return 0
@@ -170,13 +127,4 @@ cmd_status() {
   return 1
 }
 
-case "${1:-}" in
-  install) cmd_install ;;
-  start) cmd_start ;;
-  stop) cmd_stop ;;
-  status) cmd_status ;;
-  *)
-    echo "usage: $0 install|start|stop|status" >&2
-    exit 2
-    ;;
-esac
+peer_main "install|start|stop|status" "$@"

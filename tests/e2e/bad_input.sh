@@ -165,16 +165,7 @@ pass
 
 # --- the REST port of an embedded run is in use ------------------------------------------
 check "the embedded run's REST port is in use: exit 1, names the port and rest.port"
-python3 -c 'import socket, time
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-s.listen()
-print(s.getsockname()[1], flush=True)
-time.sleep(120)' >"$tmp/busy-port" &
-busy_pid=$!
-track_pid "$busy_pid"
-wait_until 10 test -s "$tmp/busy-port" || fail "the python3 listener did not start"
-busy="$(head -n 1 "$tmp/busy-port")"
+listen_busy_port
 run "$WEIR" run -D "rest.port=$busy" "$NUMBER_SUM" --count 10
 expect_rc 1
 expect_err_has "$busy"
@@ -224,11 +215,7 @@ pass
 port="$(free_port)"
 check "setup: a daemon on port $port with a running number_sum job"
 start_runtime "$port"
-run "$WEIR" run -d -m "localhost:$port" "$NUMBER_SUM" --count 0 --rate 100 --sink discard
-expect_rc 0
-job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
-[[ -n "$job" ]] || fail "no job id"
-wait_until 30 job_state_is "$port" "$job" RUNNING || fail "job '$job' did not reach RUNNING"
+submit_job "$port" "$NUMBER_SUM" --count 0 --rate 100 --sink discard
 pass
 
 check "weir cancel of an unknown job id: exit 1, says it was not found"
@@ -299,34 +286,24 @@ expect_err_has "'abc'"
 pass
 
 check "REST: PATCH /jobs/<malformed id>?mode=cancel answers 400"
-code="$(curl -s -o "$OUT_FILE" -w '%{http_code}' -X PATCH -d '' "http://localhost:$port/jobs/not-a-job-id?mode=cancel")"
-LAST_CMD="curl -X PATCH -d '' http://localhost:$port/jobs/not-a-job-id?mode=cancel"
-RC="HTTP $code"
-: >"$ERR_FILE"
-[[ "$code" == 400 ]] || fail "expected HTTP 400, got $code"
+run_http -X PATCH -d '' "http://localhost:$port/jobs/not-a-job-id?mode=cancel"
+expect_rc "HTTP 400"
 pass
 
 check "REST: PATCH /jobs/<job>?mode=bogus answers 400 and does not touch the job"
-code="$(curl -s -o "$OUT_FILE" -w '%{http_code}' -X PATCH -d '' "http://localhost:$port/jobs/$job?mode=bogus")"
-LAST_CMD="curl -X PATCH -d '' http://localhost:$port/jobs/$job?mode=bogus"
-RC="HTTP $code"
-[[ "$code" == 400 ]] || fail "expected HTTP 400, got $code"
+run_http -X PATCH -d '' "http://localhost:$port/jobs/$job?mode=bogus"
+expect_rc "HTTP 400"
 expect_out_has "bogus"
 pass
 
 check "REST: an upload that is not multipart answers 400"
-code="$(curl -s -o "$OUT_FILE" -w '%{http_code}' -X POST -d 'garbage' "http://localhost:$port/jars/upload")"
-LAST_CMD="curl -X POST -d garbage http://localhost:$port/jars/upload"
-RC="HTTP $code"
-[[ "$code" == 400 ]] || fail "expected HTTP 400, got $code"
+run_http -X POST -d 'garbage' "http://localhost:$port/jars/upload"
+expect_rc "HTTP 400"
 pass
 
 check "REST: POST /jars/<unknown>/run with malformed JSON answers 4xx"
-code="$(curl -s -o "$OUT_FILE" -w '%{http_code}' -X POST -H 'Content-Type: application/json' -d '{bad json' \
-  "http://localhost:$port/jars/nonexistent.so/run")"
-LAST_CMD="curl -X POST -d '{bad json' http://localhost:$port/jars/nonexistent.so/run"
-RC="HTTP $code"
-[[ "$code" =~ ^4[0-9][0-9]$ ]] || fail "expected HTTP 4xx, got $code"
+run_http -X POST -H 'Content-Type: application/json' -d '{bad json' "http://localhost:$port/jars/nonexistent.so/run"
+[[ "$RC" =~ ^HTTP\ 4[0-9][0-9]$ ]] || fail "expected HTTP 4xx, got $RC"
 pass
 
 check "after all the bad requests the job is still RUNNING and the daemon alive"

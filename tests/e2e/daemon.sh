@@ -31,7 +31,7 @@ expect_rc 0
 expect_out_line "Job has been submitted with JobID $JOBID_RE"
 [[ "$(wc -l <"$OUT_FILE")" -eq 1 ]] || fail "a detached run prints only the 'Job has been submitted' line"
 expect_err_empty
-job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
+job="$(submitted_job)"
 pass
 
 check "the detached job reaches RUNNING"
@@ -105,7 +105,7 @@ check "an attached remote run (weir run -m, --count 100) finishes with exit 0 an
 run "$WEIR" run -m "localhost:$port" "$NUMBER_SUM" --count 100 --output "$tmp/remote-out"
 expect_rc 0
 expect_out_line "Job has been submitted with JobID $JOBID_RE"
-remote_job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
+remote_job="$(submitted_job)"
 expect_out_line "Program execution finished"
 expect_out_line "Job with JobID $remote_job has finished\."
 expect_out_line "Job Runtime: [0-9]+ ms"
@@ -124,7 +124,7 @@ check "weir run -t remote -m (attached) works the same and the job is then FINIS
 run "$WEIR" run -t remote -m "localhost:$port" "$NUMBER_SUM" --count 100 --sink discard
 expect_rc 0
 expect_out_line "Job with JobID $JOBID_RE has finished\."
-remote_job2="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
+remote_job2="$(submitted_job)"
 run "$WEIR" list -a -m "localhost:$port"
 expect_rc 0
 expect_out_line "$DATE_RE : $remote_job : Number Sum \(FINISHED\)"
@@ -146,23 +146,9 @@ expect_out_json
 pass
 
 check "weir-runtime exits 0 on SIGTERM while a job runs, and frees its port"
-run "$WEIR" run -d -m "localhost:$port" "$NUMBER_SUM" --count 0 --rate 100 --sink discard
-expect_rc 0
-last_job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
-wait_until 30 job_state_is "$port" "$last_job" RUNNING || fail "job '$last_job' did not reach RUNNING"
+submit_job "$port" "$NUMBER_SUM" --count 0 --rate 100 --sink discard
 kill -TERM "$RUNTIME_PID"
-set +e
-for ((i = 0; i < 300; i++)); do kill -0 "$RUNTIME_PID" 2>/dev/null || break; sleep 0.1; done
-LAST_CMD="$WEIR_RUNTIME --rest-port $port (SIGTERM)"
-cp "$RUNTIME_LOG" "$OUT_FILE"
-: >"$ERR_FILE"
-if kill -0 "$RUNTIME_PID" 2>/dev/null; then
-  RC="(still running)"
-  fail "weir-runtime is still running 30 s after SIGTERM"
-fi
-wait "$RUNTIME_PID"
-RC=$?
-set -e
+await_exit "$RUNTIME_PID" 30 "$WEIR_RUNTIME --rest-port $port (SIGTERM)" "$RUNTIME_LOG"
 expect_rc 0
 run "$WEIR" list -m "localhost:$port"
 expect_rc 3 "nobody listens on the port any more"
@@ -189,10 +175,8 @@ kill -0 "$cpid" 2>/dev/null || fail "pid $cpid is not alive"
 pass
 
 check "the started runtime runs jobs: weir run -d, then weir list shows it RUNNING"
-run "$WEIR" run -d -m "localhost:$cport" "$NUMBER_SUM" --count 0 --rate 100 --sink discard
-expect_rc 0
-cjob="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
-wait_until 30 job_state_is "$cport" "$cjob" RUNNING || fail "job '$cjob' did not reach RUNNING"
+submit_job "$cport" "$NUMBER_SUM" --count 0 --rate 100 --sink discard
+cjob="$job"
 run "$WEIR" list -m "localhost:$cport"
 expect_rc 0
 expect_out_line "$DATE_RE : $cjob : Number Sum \(RUNNING\)"
@@ -236,16 +220,7 @@ expect_out_has "No weir runtime is running"
 pass
 
 check "start-cluster.sh on a port in use fails with exit 1, the log tail naming the port, and no pid file"
-python3 -c 'import socket, sys, time
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-s.listen()
-print(s.getsockname()[1], flush=True)
-time.sleep(120)' >"$tmp/busy-port" &
-busy_pid=$!
-track_pid "$busy_pid"
-wait_until 10 test -s "$tmp/busy-port" || fail "the python3 listener did not start"
-busy="$(head -n 1 "$tmp/busy-port")"
+listen_busy_port
 run "$START" -D "rest.port=$busy"
 expect_rc 1
 expect_err_has "$busy"
@@ -272,16 +247,10 @@ pass
 port2="$(free_port)"
 check "REST: 'curl -X PATCH <address>/jobs/<id>?mode=cancel' (no body, as in Flink's docs) answers 202 and cancels"
 start_runtime "$port2"
-run "$WEIR" run -d -m "localhost:$port2" "$NUMBER_SUM" --count 0 --rate 100 --sink discard
-expect_rc 0
-rest_job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
-wait_until 30 job_state_is "$port2" "$rest_job" RUNNING || fail "job '$rest_job' did not reach RUNNING"
-LAST_CMD="curl -X PATCH http://localhost:$port2/jobs/$rest_job?mode=cancel"
-code="$(curl -s -o "$OUT_FILE" -w '%{http_code}' -X PATCH "http://localhost:$port2/jobs/$rest_job?mode=cancel")"
-RC="HTTP $code"
-: >"$ERR_FILE"
-[[ "$code" == 202 ]] || fail "expected HTTP 202, got $code"
-wait_until 30 job_state_is "$port2" "$rest_job" CANCELED || fail "job '$rest_job' is '$(job_state "$port2" "$rest_job")', not CANCELED"
+submit_job "$port2" "$NUMBER_SUM" --count 0 --rate 100 --sink discard
+run_http -X PATCH "http://localhost:$port2/jobs/$job?mode=cancel"
+expect_rc "HTTP 202"
+wait_until 30 job_state_is "$port2" "$job" CANCELED || fail "job '$job' is '$(job_state "$port2" "$job")', not CANCELED"
 pass
 
 finish

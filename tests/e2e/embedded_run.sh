@@ -11,9 +11,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
 JOBID_RE='[0-9a-f]{32}'
 
-# The job id of the "Job has been submitted with JobID <id>" line of the last run.
-submitted_id() { sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE" | head -n 1; }
-
 expected_number_sum 1000 "$tmp/expected-1000.txt"
 
 # --- number_sum into part files, at parallelism 1, 2 and 4 ---------------------------
@@ -22,7 +19,7 @@ for p in 1 2 4; do
   check "p=$p: weir run -p $p number_sum.so --count 1000 --output DIR exits 0 with Flink's lines on stdout"
   run "$WEIR" run -p "$p" -D "rest.port=$(free_port)" "$NUMBER_SUM" --count 1000 --output "$out"
   expect_rc 0
-  id="$(submitted_id)"
+  id="$(submitted_job)"
   [[ -n "$id" ]] || fail "no 'Job has been submitted with JobID <32 hex>' line"
   # With a file sink nothing but Flink's four lines goes to stdout.
   printf '%s\n' "Job has been submitted with JobID $id" "Program execution finished" \
@@ -59,7 +56,7 @@ done
 check "print mode at p=1: the records come on stdout in order, between Flink's lines"
 run "$WEIR" run -p 1 -D "rest.port=$(free_port)" "$NUMBER_SUM" --count 50
 expect_rc 0
-id="$(submitted_id)"
+id="$(submitted_job)"
 [[ -n "$id" ]] || fail "no 'Job has been submitted with JobID <32 hex>' line"
 expected_number_sum 50 "$tmp/expected-50.txt"
 {
@@ -158,7 +155,7 @@ embedded_pid=$!
 track_pid "$embedded_pid"
 wait_until 30 grep -q 'Job has been submitted with JobID' "$tmp/embedded.out" ||
   fail "no 'Job has been submitted' line within 30 s: $(cat "$tmp/embedded.out" "$tmp/embedded.err")"
-id="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$tmp/embedded.out")"
+id="$(submitted_job "$tmp/embedded.out")"
 wait_until 30 job_state_is "$port" "$id" RUNNING || true
 run "$WEIR" list -m "localhost:$port"
 expect_rc 0
@@ -169,20 +166,9 @@ check "'weir cancel' of the embedded job: weir-run ends with exit 1 and says the
 run "$WEIR" cancel -m "localhost:$port" "$id"
 expect_rc 0
 expect_out_line "Cancelled job $id\."
-set +e
 # weir-run must end by itself once its only job is cancelled.
-for ((i = 0; i < 300; i++)); do kill -0 "$embedded_pid" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$embedded_pid" 2>/dev/null; then
-  LAST_CMD=""
-  fail "weir-run did not exit within 30 s after its job was cancelled"
-fi
-wait "$embedded_pid"
-embedded_rc=$?
-set -e
-LAST_CMD="$WEIR run -D rest.port=$port $NUMBER_SUM --count 0 --rate 200 --sink discard (in the background)"
-RC=$embedded_rc
-cp "$tmp/embedded.out" "$OUT_FILE"
-cp "$tmp/embedded.err" "$ERR_FILE"
+await_exit "$embedded_pid" 30 "$WEIR run -D rest.port=$port $NUMBER_SUM --count 0 --rate 200 --sink discard (in the background)" \
+  "$tmp/embedded.out" "$tmp/embedded.err"
 expect_rc 1 "a cancelled attached job"
 expect_err_has "job '$id' was cancelled"
 expect_out_lacks "Program execution finished"

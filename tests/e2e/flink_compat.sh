@@ -79,8 +79,6 @@ why_java() {
   } >&2
 }
 
-flink_savepoint_path() { sed -n 's/^Savepoint completed\. Path: \(file:\)\{0,1\}//p' "$OUT_FILE"; }
-
 # ------------------------------------------------------------------------------------------
 echo "== a. Flink's bin/flink against weir-runtime"
 port="$(free_port)"
@@ -92,14 +90,10 @@ check "weir-runtime starts with a default savepoint directory"
 start_runtime "$port" -D "execution.checkpointing.savepoint-dir=$sp"
 pass
 
-submit() { # submit: an endless number_sum with `weir run -d -m`; sets job
-  # Checkpointing on (its statistics show the triggered checkpoints), periodic ones rare.
-  run "$WEIR" run -d "${m[@]}" -D execution.checkpointing.interval=1h "$NUMBER_SUM" --count 0 \
-    --rate 100 --sink discard
-  expect_rc 0
-  job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
-  [[ -n "$job" ]] || fail "no job id printed"
-  wait_until 30 job_state_is "$port" "$job" RUNNING || fail "job $job did not reach RUNNING"
+# submit: an endless number_sum with `weir run -d`; sets job. Checkpointing on (its
+# statistics show the triggered checkpoints), periodic ones rare.
+submit() {
+  submit_job "$port" -D execution.checkpointing.interval=1h "$NUMBER_SUM" --count 0 --rate 100 --sink discard
 }
 
 check "weir run -d -m submits an endless number_sum"
@@ -150,7 +144,7 @@ flink savepoint "${m[@]}" "$job_a" "$sp/cli"
 expect_rc 0
 expect_out_line "Triggering savepoint for job $job_a\\."
 expect_out_line "Savepoint completed\\. Path: file:$sp/cli/savepoint-${job_a:0:6}-[0-9a-f]{12}"
-savepoint_a="$(flink_savepoint_path)"
+savepoint_a="$(savepoint_path)"
 pass
 
 check "the path flink printed is a weir savepoint: weir inspect --verify reads it"
@@ -175,7 +169,7 @@ flink stop "${m[@]}" -p "$sp/stop" "$job_a"
 expect_rc 0
 expect_out_line "Suspending job \"$job_a\" with a CANONICAL savepoint\\."
 expect_out_line "Savepoint completed\\. Path: file:$sp/stop/savepoint-${job_a:0:6}-[0-9a-f]{12}"
-stop_a="$(flink_savepoint_path)"
+stop_a="$(savepoint_path)"
 wait_until 30 job_state_is "$port" "$job_a" FINISHED || fail "job $job_a is not FINISHED after flink stop"
 run "$WEIR" inspect "$stop_a"
 expect_rc 0
@@ -227,14 +221,7 @@ echo "== b. weir's tools against a Flink session cluster"
 fm=(-m "127.0.0.1:$flink_rest_port")
 
 check "scripts/peers/flink.sh start: a Flink cluster with a TaskManager on 127.0.0.1:$flink_rest_port"
-set +e
-wait "$flink_start_pid"
-start_rc=$?
-set -e
-LAST_CMD="scripts/peers/flink.sh start"
-cp "$tmp/flink-start.log" "$OUT_FILE"
-: >"$ERR_FILE"
-RC=$start_rc
+await_exit "$flink_start_pid" 300 "scripts/peers/flink.sh start" "$tmp/flink-start.log"
 expect_rc 0
 sed 's/^/  /' "$tmp/flink-start.log"
 curl -sf "http://127.0.0.1:$flink_rest_port/overview" | grep -q '"taskmanagers":1' ||
@@ -295,7 +282,7 @@ check "weir savepoint -m <flink> <job> file:///...: Flink's savepoint, exit 0"
 run "$WEIR" savepoint "${fm[@]}" "$fjob1" "file://$tmp/fsp"
 expect_rc 0
 expect_out_line "Savepoint completed\\. Path: file:$tmp/fsp/savepoint-${fjob1:0:6}-[0-9a-f]{12}"
-fsp1="$(flink_savepoint_path)"
+fsp1="$(savepoint_path)"
 [[ -f "$fsp1/_metadata" ]] || fail "no _metadata in '$fsp1'"
 flink_state_is "$fjob1" RUNNING || fail "the Flink job is not RUNNING after the savepoint"
 pass
@@ -340,7 +327,7 @@ run "$WEIR" stop "${fm[@]}" -p "file://$tmp/fstop" "$fjob1"
 expect_rc 0
 expect_out_line "Suspending job \"$fjob1\" with a CANONICAL savepoint\\."
 expect_out_line "Savepoint completed\\. Path: file:$tmp/fstop/savepoint-${fjob1:0:6}-[0-9a-f]{12}"
-[[ -f "$(flink_savepoint_path)/_metadata" ]] || fail "no _metadata in the stop savepoint"
+[[ -f "$(savepoint_path)/_metadata" ]] || fail "no _metadata in the stop savepoint"
 wait_until 30 flink_state_is "$fjob1" FINISHED || fail "Flink job $fjob1 is not FINISHED"
 pass
 

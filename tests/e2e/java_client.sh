@@ -40,7 +40,7 @@ jobs=()
 for _ in 1 2; do
   run "$WEIR" run -d -m "127.0.0.1:$port" "$NUMBER_SUM" --count 0 --rate 100 --sink discard
   expect_rc 0
-  jobs+=("$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")")
+  jobs+=("$(submitted_job)")
 done
 for j in "${jobs[@]}"; do
   wait_until 30 job_state_is "$port" "$j" RUNNING || fail "job $j did not reach RUNNING"

@@ -111,32 +111,15 @@ cpdir="$tmp/checkpoints"
 conf=(-D execution.checkpointing.interval=100ms -D "execution.checkpointing.dir=$cpdir")
 kafka_args=(--bootstrap-servers "$BS" --input-topic in3 --output-topic out3 --transactional-id-prefix p3
   --group-id g3 --bounded)
+crash_conf=("${conf[@]}")
+crash_after="0.6 1.4"
 restore_from=""
 job_finished=0
-for ((k = 1; k <= 6; k++)); do
+for ((k = 1; k <= 6 && !job_finished; k++)); do
   p=3
   ((k == 4)) && p=2
-  port="$(free_port)"
-  start_runtime "$port" "${conf[@]}"
-  args=(run -d -p "$p" -m "localhost:$port")
-  [[ -n "$restore_from" ]] && args+=(-s "$restore_from")
-  run "$WEIR" "${args[@]}" "$KAFKA_SUM" "${kafka_args[@]}" --rate 2000
-  expect_rc 0
-  job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
-  [[ -n "$job" ]] || fail "round $k: no job id printed"
-  sleep "$(python3 -c "import random; print(round(random.uniform(0.6, 1.4), 2))")"
-  kill -9 "$RUNTIME_PID"
-  wait "$RUNTIME_PID" 2>/dev/null || true
-  if grep -q "job=$job status=FINISHED" "$RUNTIME_LOG"; then
-    # The bounded job ended before the kill: its output is complete and its
-    # checkpoints are gone with it (restoring an older one would replay it).
-    job_finished=1
-    echo "  round $k (p=$p): the job had finished before the kill"
-    break
-  fi
-  if compgen -G "$cpdir/$job/chk-*/_metadata" >/dev/null; then restore_from="$cpdir/$job"; fi
-  [[ -n "$restore_from" ]] || fail "no complete checkpoint after round $k"
-  echo "  round $k (p=$p): killed; next restore from $(basename "$restore_from")"
+  crash_round "$p" "$KAFKA_SUM" "${kafka_args[@]}" --rate 2000
+  ((job_finished)) || echo "  round $k (p=$p): killed; next restore from $(basename "$restore_from")"
 done
 pass
 
@@ -201,7 +184,7 @@ for _ in $(seq 150); do
 done
 ((seen >= 2000)) || fail "read_committed saw $seen of 2000 records within 30 s"
 sleep 1  # a few more checkpoints complete, each committing the source's offsets to the group
-run "$WEIR" cancel -m "localhost:$port" "$(sed -n 's/^Job has been submitted with JobID //p' "$tmp/disc.out")"
+run "$WEIR" cancel -m "localhost:$port" "$(submitted_job "$tmp/disc.out")"
 expect_rc 0
 wait "$disc_pid" 2>/dev/null || true
 verify_sums disc-out 2000 exact
@@ -252,13 +235,7 @@ sleep 1.5
 sleep 4
 E2E_CMD_TIMEOUT=120 run "$KAFKA" start
 expect_rc 0
-rc=0
-timeout 120 tail --pid="$job_pid" -f /dev/null || rc=$?
-wait "$job_pid" || rc=$?
-LAST_CMD="weir run (broker stopped mid-run)"
-cp "$tmp/broker-down.out" "$OUT_FILE"
-cp "$tmp/broker-down.err" "$ERR_FILE"
-RC=$rc
+await_exit "$job_pid" 120 "weir run (broker stopped mid-run)" "$tmp/broker-down.out" "$tmp/broker-down.err"
 expect_rc 0
 expect_out_has "has finished."
 verify_sums out4 12000 exact

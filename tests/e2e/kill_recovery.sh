@@ -16,37 +16,9 @@ kills=21
 cpdir="$tmp/checkpoints"
 out="$tmp/out"
 conf=(-D execution.checkpointing.interval=100ms -D "execution.checkpointing.dir=$cpdir")
+crash_conf=("${conf[@]}")
 restore_from=""
-
-# crash_round P JOB.so ARGS...: starts a fresh runtime, submits the job at parallelism P
-# (restored from $restore_from when set), kills the runtime with SIGKILL at a random
-# moment 0.3 to 1.2 s into the run, and sets restore_from to the job's checkpoint
-# directory once it holds a complete checkpoint. When the job finished before the kill
-# (its checkpoints are gone with it, its output is complete), sets job_finished=1.
 job_finished=0
-crash_round() {
-  local p="$1" job_so="$2" port job
-  shift 2
-  port="$(free_port)"
-  start_runtime "$port" "${conf[@]}"
-  local args=(run -d -p "$p" -m "localhost:$port")
-  [[ -n "$restore_from" ]] && args+=(-s "$restore_from")
-  run "$WEIR" "${args[@]}" "$job_so" "$@"
-  expect_rc 0
-  job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
-  [[ -n "$job" ]] || fail "no job id printed"
-  sleep "$(python3 -c "import random; print(round(random.uniform(0.3, 1.2), 2))")"
-  kill -9 "$RUNTIME_PID"
-  wait "$RUNTIME_PID" 2>/dev/null || true
-  if grep -q "job=$job status=FINISHED" "$RUNTIME_LOG"; then
-    job_finished=1
-    return 0
-  fi
-  if compgen -G "$cpdir/$job/chk-*/_metadata" >/dev/null; then
-    restore_from="$cpdir/$job"
-  fi
-  [[ -n "$restore_from" ]] || fail "no complete checkpoint yet"
-}
 
 for ((k = 1; k <= kills; k++)); do
   # p: 3, 3, 1, 3, 3, 1, ...: same-parallelism and rescaled restores (3 -> 1, 1 -> 3).
@@ -68,15 +40,7 @@ if ((!job_finished)); then
 fi
 
 check "the committed output holds every n in 1..$count exactly once with correct running sums"
-expected_number_sum "$count" "$tmp/expected"
-cat "$out"/part-* | sort -t, -k1,1n >"$tmp/actual"
-sort -t, -k1,1n "$tmp/expected" >"$tmp/expected.sorted"
-if ! cmp -s "$tmp/actual" "$tmp/expected.sorted"; then
-  LAST_CMD="diff expected actual"
-  fail "output differs: $(diff "$tmp/expected.sorted" "$tmp/actual" | head -n 5) ($(wc -l <"$tmp/actual") lines)"
-fi
-hidden="$(find "$out" -name '.*' -type f | wc -l)"
-[[ "$hidden" -eq 0 ]] || fail "$hidden hidden (uncommitted) files were left in the output directory"
+expect_number_sum_committed "$out" "$count"
 pass
 
 # word_count: a throttled parallel file source whose splits (file, offset) are state.
@@ -105,13 +69,7 @@ fi
 
 check "every word occurrence was counted exactly once"
 expected_word_counts "$in" "$tmp/expected-words"
-cat "$out"/part-* | sort >"$tmp/actual-words"
-if ! cmp -s "$tmp/expected-words" "$tmp/actual-words"; then
-  LAST_CMD="diff expected actual"
-  fail "word counts differ: $(diff "$tmp/expected-words" "$tmp/actual-words" | head -n 5 | tr '\n' ' ')"
-fi
-hidden="$(find "$out" -name '.*' -type f | wc -l)"
-[[ "$hidden" -eq 0 ]] || fail "$hidden hidden (uncommitted) files were left in the output directory"
+expect_committed "$tmp/expected-words" "$out" "word_count"
 pass
 
 finish

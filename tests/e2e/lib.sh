@@ -16,9 +16,15 @@
 #   expect_* assertions on the last run, fail MSG: print "FAIL: <check>: MSG" with the
 #     last command, its exit code, stdout and stderr on stderr, then exit 1 (with
 #     E2E_KEEP_GOING=1: count the failure and go on, to see every failure in one run);
-#   free_port, start_runtime PORT [args...], wait_until SECONDS CMD..., job_state;
+#   await_exit PID SECONDS DESC OUT [ERR]: a background command's end as the last run;
+#   run_http CURL_ARGS...: an HTTP request, its status as RC ("HTTP 400"), its body as stdout;
+#   free_port, listen_busy_port, start_runtime PORT [args...], wait_until SECONDS CMD...;
+#   job_state, job_state_is, submitted_job [FILE], submit_job PORT ARGS... (sets job),
+#   savepoint_path, checkpoint_count PORT JOB KIND, checkpoints_at_least PORT JOB KIND N;
 #   expected_number_sum N FILE, make_text DIR NAME LINES SEED, expected_word_counts DIR FILE;
-#   submit_job PORT ARGS... (sets job), savepoint_path;
+#   expect_committed EXPECTED DIR WHAT, expect_number_sum_committed DIR N: the part files;
+#   crash_round P JOB.so ARGS...: one round of a kill -9 test (see there);
+#   start_s3_peer: a real S3 server for the script, and the configuration that reaches it;
 #   finish: prints "N passed, M failed" and exits 0 only when nothing failed.
 
 set -euo pipefail
@@ -178,6 +184,39 @@ run() {
   return 0
 }
 
+# run_http CURL_ARGS...: one HTTP request with curl; its body becomes stdout, stderr is empty
+# and RC is "HTTP <status>" (expect_rc "HTTP 400").
+run_http() {
+  LAST_CMD="curl $(printf '%q ' "$@")"
+  : >"$ERR_FILE"
+  RC="HTTP $(curl -s -o "$OUT_FILE" -w '%{http_code}' --max-time 30 "$@" || true)"
+  OUT="$(cat "$OUT_FILE")"
+  ERR=""
+}
+
+# await_exit PID SECONDS DESC OUT [ERR]: waits up to SECONDS for the background process PID
+# (a child of this script) to end, then makes it the last command: LAST_CMD DESC, RC its
+# exit status, stdout and stderr the files OUT and ERR (none: empty). When it has not ended,
+# RC is "(still running)" and the check fails.
+await_exit() {
+  local pid="$1" seconds="$2" i
+  LAST_CMD="$3"
+  for ((i = 0; i < seconds * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  cp "$4" "$OUT_FILE"
+  if [[ -n "${5:-}" ]]; then cp "$5" "$ERR_FILE"; else : >"$ERR_FILE"; fi
+  OUT="$(cat "$OUT_FILE")"
+  ERR="$(cat "$ERR_FILE")"
+  if kill -0 "$pid" 2>/dev/null; then
+    RC="(still running)"
+    fail "it did not end within $seconds s"
+    return 0
+  fi
+  wait "$pid" && RC=0 || RC=$?
+}
+
 expect_rc() {
   if [[ "$RC" != "$1" ]]; then
     fail "expected exit code $1, got $RC${2:+ ($2)}"
@@ -230,6 +269,21 @@ s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])'
 }
 
+# listen_busy_port: a process that listens on a loopback port (for two minutes), so that the
+# port is in use; sets busy (the port) and busy_pid (the listener, stopped at exit).
+listen_busy_port() {
+  python3 -c 'import socket, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen()
+print(s.getsockname()[1], flush=True)
+time.sleep(120)' >"$tmp/.busy-port" &
+  busy_pid=$!
+  track_pid "$busy_pid"
+  wait_until 10 test -s "$tmp/.busy-port" || fail "the python3 listener did not start"
+  busy="$(head -n 1 "$tmp/.busy-port")"
+}
+
 # wait_until SECONDS CMD...: runs CMD every 0.1 s until it succeeds (returns 0) or the
 # time runs out (returns 1).
 wait_until() {
@@ -278,6 +332,12 @@ for j in json.load(sys.stdin).get('jobs', []):
         print(j.get('state', ''))" 2>/dev/null || true
 }
 
+# submitted_job [FILE]: the job id of the "Job has been submitted with JobID <id>" line of
+# FILE (default: the last run's stdout); empty when there is none.
+submitted_job() {
+  sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "${1:-$OUT_FILE}" | head -n 1
+}
+
 # submit_job PORT ARGS...: `weir run -d -m localhost:PORT ARGS...`; sets job to the printed
 # job id and waits (30 s) until the job is RUNNING (or already FINISHED).
 submit_job() {
@@ -285,7 +345,7 @@ submit_job() {
   shift
   run "$WEIR" run -d -m "localhost:$port" "$@"
   expect_rc 0
-  job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
+  job="$(submitted_job)"
   [[ -n "$job" ]] || fail "no job id printed"
   wait_until 30 job_started "$port" "$job" || fail "job $job did not reach RUNNING"
 }
@@ -295,6 +355,19 @@ savepoint_path() { sed -n 's/^Savepoint completed. Path: \(file:\)\{0,1\}//p' "$
 
 # job_state_is PORT JOBID STATE: succeeds when job_state prints STATE.
 job_state_is() { [[ "$(job_state "$1" "$2")" == "$3" ]]; }
+
+# checkpoint_count PORT JOBID KIND: the job's count of checkpoints of KIND (completed,
+# failed, in_progress ...) from GET /jobs/JOBID/checkpoints; empty when that fails.
+checkpoint_count() {
+  curl -sf --max-time 5 "http://localhost:$1/jobs/$2/checkpoints" |
+    python3 -c "import json, sys; print(json.load(sys.stdin)['counts']['$3'])" 2>/dev/null || true
+}
+# checkpoints_at_least PORT JOBID KIND N: succeeds when checkpoint_count is N or more.
+checkpoints_at_least() {
+  local n
+  n="$(checkpoint_count "$1" "$2" "$3")"
+  [[ -n "$n" ]] && ((n >= $4))
+}
 
 # expected_number_sum N FILE: what number_sum --count N must produce, computed here.
 expected_number_sum() {
@@ -328,6 +401,98 @@ for word, total in counts.items():
     for i in range(1, total + 1):
         print(f"{word},{i}")
 EOF
+}
+
+# expect_committed EXPECTED OUT_DIR WHAT: the committed part files of OUT_DIR hold exactly
+# the lines of the file EXPECTED (in any order), and no hidden (uncommitted) file is left.
+expect_committed() {
+  sort "$1" >"$tmp/.expected-sorted"
+  cat "$2"/part-* 2>/dev/null | sort >"$tmp/.committed-sorted"
+  if ! cmp -s "$tmp/.expected-sorted" "$tmp/.committed-sorted"; then
+    LAST_CMD="diff expected committed"
+    fail "$3: the committed output differs ($(wc -l <"$tmp/.committed-sorted") lines, expected $(wc -l <"$1")): $(diff "$tmp/.expected-sorted" "$tmp/.committed-sorted" | head -n 4 | tr '\n' ' ')"
+  fi
+  local hidden
+  hidden="$(find "$2" -name '.*' -type f | wc -l)"
+  [[ "$hidden" -eq 0 ]] || fail "$3: $hidden hidden (uncommitted) files were left in the output directory"
+}
+
+# expect_number_sum_committed OUT_DIR N: OUT_DIR holds every n in 1..N exactly once with its
+# running sum (expect_committed against expected_number_sum).
+expect_number_sum_committed() {
+  expected_number_sum "$2" "$tmp/.expected-number-sum"
+  expect_committed "$tmp/.expected-number-sum" "$1" "number_sum --count $2"
+}
+
+# checkpointed_or_finished JOBID: succeeds once $cpdir/JOBID holds a complete checkpoint or
+# the runtime log says the job finished (its checkpoints are then gone).
+checkpointed_or_finished() {
+  grep -q "job=$1 status=FINISHED" "$RUNTIME_LOG" || "$WEIR" inspect "$cpdir/$1" >/dev/null 2>&1
+}
+
+# crash_round P JOB.so ARGS...: one round of a kill -9 test. Starts a fresh weir-runtime
+# with "${crash_conf[@]}" (which must checkpoint into $cpdir, a local path or s3://),
+# submits JOB.so ARGS at parallelism P, restored from $restore_from when that is set, and
+# kills the runtime with SIGKILL at a random moment: crash_after="MIN MAX" seconds into
+# the run (default "0.3 1.2"), counted from the job's first complete checkpoint when
+# crash_after_checkpoint=1. Sets job; then restore_from to the job's checkpoint directory
+# when it holds a complete checkpoint (the check fails while no round has left one).
+# A bounded job can end before the kill: its checkpoints are gone with it and its output
+# is complete. The runtime log shows it; then job_finished=1 and restore_from stays.
+crash_round() {
+  local p="$1" job_so="$2" port min max
+  shift 2
+  read -r min max <<<"${crash_after:-0.3 1.2}"
+  port="$(free_port)"
+  start_runtime "$port" "${crash_conf[@]}"
+  local args=(run -d -p "$p" -m "localhost:$port")
+  [[ -n "${restore_from:-}" ]] && args+=(-s "$restore_from")
+  run "$WEIR" "${args[@]}" "$job_so" "$@"
+  expect_rc 0
+  job="$(submitted_job)"
+  [[ -n "$job" ]] || fail "no job id printed"
+  if [[ "${crash_after_checkpoint:-0}" == 1 ]]; then
+    wait_until 60 checkpointed_or_finished "$job" || fail "no complete checkpoint of job $job within 60 s"
+  fi
+  sleep "$(python3 -c "import random; print(round(random.uniform($min, $max), 2))")"
+  kill -9 "$RUNTIME_PID"
+  wait "$RUNTIME_PID" 2>/dev/null || true
+  if grep -q "job=$job status=FINISHED" "$RUNTIME_LOG"; then
+    job_finished=1
+    echo "  note: job $job (p=$p) had finished before the kill"
+    return 0
+  fi
+  if "$WEIR" inspect "$cpdir/$job" >/dev/null 2>&1; then
+    restore_from="$cpdir/$job"
+  fi
+  [[ -n "${restore_from:-}" ]] || fail "no complete checkpoint in '$cpdir' yet"
+}
+
+# start_s3_peer: starts a real S3 server (scripts/peers/s3.sh) in $tmp/s3 (S3_WORK_DIR,
+# exported, so that `bash "$S3_PEER" stop` and `start` act on it), stopped when the script
+# exits. Sets s3_endpoint, s3_access_key, s3_secret_key and s3_bucket from what it prints,
+# and points WEIR_CONF_DIR at a config.yaml with them (path-style access), as a user's
+# configuration. Fails the current check when the server does not start.
+S3_PEER="$REPO_DIR/scripts/peers/s3.sh"
+start_s3_peer() {
+  export S3_WORK_DIR="$tmp/s3"
+  run bash "$S3_PEER" start
+  expect_rc 0
+  track_pid_file "$S3_WORK_DIR/vgw.pid"
+  s3_endpoint="$(sed -n 's/^s3.endpoint=//p' "$OUT_FILE")"
+  s3_access_key="$(sed -n 's/^s3.access-key=//p' "$OUT_FILE")"
+  s3_secret_key="$(sed -n 's/^s3.secret-key=//p' "$OUT_FILE")"
+  s3_bucket="$(sed -n 's/^bucket=//p' "$OUT_FILE")"
+  [[ -n "$s3_endpoint" && -n "$s3_access_key" && -n "$s3_secret_key" && -n "$s3_bucket" ]] ||
+    fail "s3.sh start did not print s3.endpoint=, s3.access-key=, s3.secret-key= and bucket= lines"
+  mkdir -p "$tmp/conf"
+  cat >"$tmp/conf/config.yaml" <<EOF_CONF
+s3.endpoint: $s3_endpoint
+s3.path.style.access: true
+s3.access-key: $s3_access_key
+s3.secret-key: $s3_secret_key
+EOF_CONF
+  export WEIR_CONF_DIR="$tmp/conf"
 }
 
 # finish: prints the summary; exits 1 when a check failed.

@@ -62,46 +62,30 @@ pass
 count=40000
 rate=10000
 kills=2
+# Each kill comes once the job has a complete checkpoint (a bounded wait: the machine may be
+# busy), at a random moment up to 0.6 s later.
+crash_after_checkpoint=1
+crash_after="0 0.6"
 for mode in upsert two-phase wal; do
   for p in 1 3; do
     table="kill_${mode//-/_}_p$p"
     cpdir="$tmp/checkpoints-$table"
+    crash_conf=(-D "execution.checkpointing.dir=$cpdir" "${conf[@]}")
     restore_from=""
-    ended=""  # set when a round's job reached the end before its kill
-    for ((k = 1; k <= kills && !ended; k++)); do
+    job_finished=0
+    for ((k = 1; k <= kills && !job_finished; k++)); do
       check "$mode sink, p=$p, round $k: submit to a fresh runtime${restore_from:+ (restoring)}, kill -9 it"
-      port="$(free_port)"
-      start_runtime "$port" -D "execution.checkpointing.dir=$cpdir" "${conf[@]}"
-      args=(run -d -p "$p" -m "localhost:$port")
-      [[ -n "$restore_from" ]] && args+=(-s "$restore_from")
-      run "$WEIR" "${args[@]}" "$PG_NUMBER_SUM" --conninfo "$CONNINFO" --table "$table" --mode "$mode" \
+      crash_round "$p" "$PG_NUMBER_SUM" --conninfo "$CONNINFO" --table "$table" --mode "$mode" \
         --count "$count" --rate "$rate" --batch-size 100
-      expect_rc 0
-      job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
-      [[ -n "$job" ]] || fail "no job id printed"
-      # Once this job has a complete checkpoint (bounded wait: the machine may be busy),
-      # a random moment up to 0.6 s later.
-      wait_until 60 compgen -G "$cpdir/$job/chk-*/_metadata" || fail "no checkpoint of job $job within 60 s"
-      sleep "$(python3 -c "import random; print(round(random.uniform(0, 0.6), 2))")"
-      kill -9 "$RUNTIME_PID"
-      wait "$RUNTIME_PID" 2>/dev/null || true
       if [[ "$mode" == two-phase ]]; then
         echo "  left prepared by the kill: $(pg_sql "SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE 'weir-$table-%'")"
-      fi
-      # A job that finished (a very slow machine) has discarded its checkpoints: the
-      # table is then complete, and there is nothing left to restore.
-      if compgen -G "$cpdir/$job/chk-*/_metadata" >/dev/null; then
-        restore_from="$cpdir/$job"
-      else
-        ended="$job"
-        echo "  note: job $job reached the end before the kill; no further rounds"
       fi
       pass
     done
     check "$mode sink, p=$p: the last run restores from the newest checkpoint and the table is right"
-    if [[ -z "$ended" ]]; then
-      run "$WEIR" run -p "$p" -D "rest.port=$(free_port)" -D "execution.checkpointing.dir=$cpdir" "${conf[@]}" \
-        -s "$restore_from" "$PG_NUMBER_SUM" --conninfo "$CONNINFO" --table "$table" --mode "$mode" --count "$count"
+    if ((!job_finished)); then
+      run "$WEIR" run -p "$p" -D "rest.port=$(free_port)" "${crash_conf[@]}" -s "$restore_from" \
+        "$PG_NUMBER_SUM" --conninfo "$CONNINFO" --table "$table" --mode "$mode" --count "$count"
       expect_rc 0
       expect_out_has "has finished."
       expect_err_has "restoring from the newest complete checkpoint"

@@ -28,19 +28,16 @@ count=50000
 for mode in upsert two-phase wal; do
   table="restart_${mode//-/_}"
   check "$mode sink: the server is down for 1 s mid-run; the job restarts and the table is right"
-  LAST_CMD="weir run -v -p 2 ... pg_number_sum.so --mode $mode --count $count --rate 10000 (the server down for 1 s mid-run)"
-  timeout -k 5 120 "$WEIR" run -v -p 2 -D "$(rest)" "${conf[@]}" "$PG_NUMBER_SUM" --conninfo "$CONNINFO" \
+  "$WEIR" run -v -p 2 -D "$(rest)" "${conf[@]}" "$PG_NUMBER_SUM" --conninfo "$CONNINFO" \
     --table "$table" --mode "$mode" --count "$count" --rate 10000 --batch-size 100 \
-    >"$OUT_FILE" 2>"$ERR_FILE" </dev/null &
+    >"$tmp/$table.out" 2>"$tmp/$table.err" </dev/null &
   job_pid=$!
   track_pid "$job_pid"
   # Mid-run: once rows have arrived (the first checkpoint's, in two-phase mode).
-  wait_until 60 has_rows "$table" || fail "no row in table $table within 60 s"
+  wait_until 60 has_rows "$table" || fail "no row in table $table within 60 s: $(tail -n 3 "$tmp/$table.err")"
   PG_DOWN_SECONDS=1 pg_restart
-  set +e
-  wait "$job_pid"
-  RC=$?
-  set -e
+  await_exit "$job_pid" 120 "weir run -v -p 2 ... pg_number_sum.so --mode $mode --count $count --rate 10000 (the server down for 1 s mid-run)" \
+    "$tmp/$table.out" "$tmp/$table.err"
   expect_rc 0
   expect_out_has "has finished."
   grep -q 'status=RESTARTING' "$ERR_FILE" || fail "the job never restarted: the server restart went unnoticed"

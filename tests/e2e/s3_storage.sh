@@ -12,35 +12,17 @@
 #   bash tests/e2e/s3_storage.sh [build-dir]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
-S3_SH="$REPO_DIR/scripts/peers/s3.sh"
-export S3_WORK_DIR="$tmp/s3"
 count=150000
 out="$tmp/out"
 
 check "the S3 server starts, verifying signatures, with a bucket"
-run bash "$S3_SH" start
-expect_rc 0
-endpoint="$(sed -n 's/^s3.endpoint=//p' "$OUT_FILE")"
-access_key="$(sed -n 's/^s3.access-key=//p' "$OUT_FILE")"
-secret_key="$(sed -n 's/^s3.secret-key=//p' "$OUT_FILE")"
-bucket="$(sed -n 's/^bucket=//p' "$OUT_FILE")"
-[[ -n "$endpoint" && -n "$access_key" && -n "$secret_key" && -n "$bucket" ]] ||
-  fail "s3.sh start did not print s3.endpoint=, s3.access-key=, s3.secret-key= and bucket= lines"
-track_pid_file "$S3_WORK_DIR/vgw.pid"
-code="$(curl -s -o /dev/null -w '%{http_code}' "$endpoint/$bucket/")"
+# It also writes the configuration every tool here reads, as a user's config.yaml.
+start_s3_peer
+code="$(curl -s -o /dev/null -w '%{http_code}' "$s3_endpoint/$s3_bucket/")"
 [[ "$code" == 403 ]] || fail "an unsigned request got HTTP $code, not 403: the server does not check signatures"
 pass
 
-# Every tool reads the S3 settings from this configuration, as a user's config.yaml.
-mkdir -p "$tmp/conf"
-cat >"$tmp/conf/config.yaml" <<EOF
-s3.endpoint: $endpoint
-s3.path.style.access: true
-s3.access-key: $access_key
-s3.secret-key: $secret_key
-EOF
-export WEIR_CONF_DIR="$tmp/conf"
-chk="s3://$bucket/checkpoints"
+chk="s3://$s3_bucket/checkpoints"
 port="$(free_port)"
 m=(-m "localhost:$port")
 
@@ -51,23 +33,18 @@ start_runtime "$port" -D execution.checkpointing.interval=100ms -D "execution.ch
   -D execution.checkpointing.data-inline-threshold=0
 run "$WEIR" run -d "${m[@]}" -p 2 "$NUMBER_SUM" --count "$count" --rate 8000 --output "$out"
 expect_rc 0
-job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
+job="$(submitted_job)"
 [[ -n "$job" ]] || fail "no job id printed"
-checkpoints() {  # checkpoints JOB FIELD: the count of completed/failed checkpoints
-  curl -sf "http://localhost:$port/jobs/$1/checkpoints" |
-    python3 -c "import json, sys; print(json.load(sys.stdin)['counts']['$2'])"
-}
-completed_at_least() { (($(checkpoints "$job" completed) >= $1)); }
-wait_until 30 completed_at_least 3 || fail "fewer than 3 checkpoints completed on S3 within 30 s"
+wait_until 30 checkpoints_at_least "$port" "$job" completed 3 || fail "fewer than 3 checkpoints completed on S3 within 30 s"
 curl -sf "http://localhost:$port/jobs/$job/checkpoints" >"$tmp/stats.json"
 grep -q "\"external_path\":\"$chk/$job/chk-" "$tmp/stats.json" || fail "the REST API does not report an s3:// checkpoint path"
 pass
 
 check "weir savepoint <job> s3://... writes a savepoint to S3"
-run "$WEIR" savepoint "${m[@]}" "$job" "s3://$bucket/savepoints"
+run "$WEIR" savepoint "${m[@]}" "$job" "s3://$s3_bucket/savepoints"
 expect_rc 0
-expect_out_line "Savepoint completed\\. Path: s3://$bucket/savepoints/savepoint-${job:0:6}-[0-9a-f]{12}"
-savepoint="$(sed -n 's/^Savepoint completed\. Path: //p' "$OUT_FILE")"
+expect_out_line "Savepoint completed\\. Path: s3://$s3_bucket/savepoints/savepoint-${job:0:6}-[0-9a-f]{12}"
+savepoint="$(savepoint_path)"
 pass
 
 check "weir inspect --verify reads the savepoint from S3"
@@ -78,17 +55,18 @@ expect_out_has "all checksums match"
 pass
 
 check "the server stopped mid-checkpointing: checkpoints fail, the job goes on, and they succeed once it is back"
-failed_before="$(checkpoints "$job" failed)"
-bash "$S3_SH" stop >/dev/null 2>&1
-failed_more() { (($(checkpoints "$job" failed) > failed_before)); }
-wait_until 30 failed_more || fail "no checkpoint failed while the S3 server was down"
+failed_before="$(checkpoint_count "$port" "$job" failed)"
+bash "$S3_PEER" stop >/dev/null 2>&1
+wait_until 30 checkpoints_at_least "$port" "$job" failed $((failed_before + 1)) ||
+  fail "no checkpoint failed while the S3 server was down"
 job_state_is "$port" "$job" RUNNING || fail "the job is not RUNNING with the S3 server down"
-grep -q "cannot reach S3 endpoint '$endpoint'" "$RUNTIME_LOG" ||
+grep -q "cannot reach S3 endpoint '$s3_endpoint'" "$RUNTIME_LOG" ||
   fail "the runtime log does not say which S3 endpoint it cannot reach"
-run bash "$S3_SH" start
+run bash "$S3_PEER" start
 expect_rc 0
-completed_before="$(checkpoints "$job" completed)"
-wait_until 30 completed_at_least $((completed_before + 2)) || fail "no checkpoint completed after the S3 server came back"
+completed_before="$(checkpoint_count "$port" "$job" completed)"
+wait_until 30 checkpoints_at_least "$port" "$job" completed $((completed_before + 2)) ||
+  fail "no checkpoint completed after the S3 server came back"
 job_state_is "$port" "$job" RUNNING || fail "the job is not RUNNING after the S3 server came back"
 pass
 
@@ -103,16 +81,16 @@ expect_out_has "all checksums match"
 run "$WEIR" run -d "${m[@]}" -p 3 -s "$chk/$job" "$NUMBER_SUM" --count "$count" --rate 8000 --output "$out"
 expect_rc 0
 expect_err_has "restoring from the newest complete checkpoint '$chk/$job/chk-"
-job2="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
+job2="$(submitted_job)"
 wait_until 30 job_state_is "$port" "$job2" RUNNING || fail "job $job2 did not reach RUNNING"
 pass
 
 check "stop -p s3://... ; restore that savepoint from its _metadata, and the run finishes"
 sleep 0.5
-run "$WEIR" stop "${m[@]}" -p "s3://$bucket/savepoints" "$job2"
+run "$WEIR" stop "${m[@]}" -p "s3://$s3_bucket/savepoints" "$job2"
 expect_rc 0
-stopped="$(sed -n 's/^Savepoint completed\. Path: //p' "$OUT_FILE")"
-[[ "$stopped" == "s3://$bucket/savepoints/savepoint-"* ]] || fail "stop did not print an s3:// savepoint path"
+stopped="$(savepoint_path)"
+[[ "$stopped" == "s3://$s3_bucket/savepoints/savepoint-"* ]] || fail "stop did not print an s3:// savepoint path"
 wait_until 30 job_state_is "$port" "$job2" FINISHED || fail "job $job2 is not FINISHED after stop"
 run "$WEIR" run "${m[@]}" -p 1 -s "$stopped/_metadata" "$NUMBER_SUM" --count "$count" --output "$out"
 expect_rc 0
@@ -120,11 +98,7 @@ expect_out_has "has finished."
 pass
 
 check "the committed output holds every n in 1..$count exactly once with correct running sums"
-expected_number_sum "$count" "$tmp/expected"
-cat "$out"/part-* | sort -t, -k1,1n >"$tmp/actual"
-sort -t, -k1,1n "$tmp/expected" >"$tmp/expected.sorted"
-cmp -s "$tmp/actual" "$tmp/expected.sorted" ||
-  fail "output differs: $(diff "$tmp/expected.sorted" "$tmp/actual" | head -n 5) ($(wc -l <"$tmp/actual") lines)"
+expect_number_sum_committed "$out" "$count"
 pass
 
 check "weir run -s <a chk-<n> on S3> restores that checkpoint"
@@ -137,9 +111,9 @@ expect_out_has "has finished."
 pass
 
 check "a corrupted state object is refused on restore and by inspect --verify, naming it"
-object="$(find "$S3_WORK_DIR/data/$bucket/${savepoint#s3://$bucket/}" -type f ! -name _metadata | head -n 1)"
+object="$(find "$S3_WORK_DIR/data/$s3_bucket/${savepoint#s3://$s3_bucket/}" -type f ! -name _metadata | head -n 1)"
 [[ -n "$object" ]] || fail "no state object of $savepoint in the server's data directory"
-key="${object#"$S3_WORK_DIR/data/$bucket/"}"
+key="${object#"$S3_WORK_DIR/data/$s3_bucket/"}"
 python3 - "$object" <<'EOF'
 import sys
 p = sys.argv[1]
@@ -149,17 +123,17 @@ open(p, 'wb').write(bytes(b))
 EOF
 run "$WEIR" inspect --verify "$savepoint"
 expect_rc 1
-expect_err_has "s3://$bucket/$key"
+expect_err_has "s3://$s3_bucket/$key"
 run "$WEIR" run "${m[@]}" -s "$savepoint" "$NUMBER_SUM" --count 100 --output "$tmp/out-bad"
 expect_rc 1
-expect_err_has "s3://$bucket/$key"
+expect_err_has "s3://$s3_bucket/$key"
 pass
 
 check "weir savepoint -d disposes of an S3 savepoint; inspecting it then fails"
 run "$WEIR" savepoint "${m[@]}" -d "$stopped"
 expect_rc 0
 expect_out_has "disposed"
-[[ ! -e "$S3_WORK_DIR/data/$bucket/${stopped#s3://$bucket/}/_metadata" ]] || fail "the _metadata object is still there"
+[[ ! -e "$S3_WORK_DIR/data/$s3_bucket/${stopped#s3://$s3_bucket/}/_metadata" ]] || fail "the _metadata object is still there"
 run "$WEIR" inspect "$stopped"
 expect_rc 1
 expect_err_has "cannot find checkpoint or savepoint '$stopped'"
@@ -168,12 +142,12 @@ pass
 check "a wrong secret: exit 1, naming the endpoint, bucket and key id, never the secret"
 run "$WEIR" inspect -D s3.secret-key=wrong-secret-xyz "$savepoint"
 expect_rc 1
-expect_err_has "$endpoint"
-expect_err_has "bucket '$bucket'"
-expect_err_has "access key '$access_key'"
+expect_err_has "$s3_endpoint"
+expect_err_has "bucket '$s3_bucket'"
+expect_err_has "access key '$s3_access_key'"
 expect_err_has "s3.secret-key"
 grep -q "wrong-secret-xyz" "$ERR_FILE" && fail "the secret was printed"
-grep -q "$secret_key" "$ERR_FILE" && fail "the configured secret was printed"
+grep -q "$s3_secret_key" "$ERR_FILE" && fail "the configured secret was printed"
 pass
 
 check "an unknown access key, a missing bucket: exit 1 with the way out"
@@ -195,7 +169,7 @@ expect_err_has "s3.endpoint"
 WEIR_CONF_DIR="" run env -u AWS_ACCESS_KEY_ID "$WEIR" run -D "rest.port=$(free_port)" -D execution.checkpointing.interval=1s \
   -D "execution.checkpointing.dir=$chk" "$NUMBER_SUM" --count 10 --output "$tmp/out-nocreds"
 expect_rc 1
-expect_err_has "no S3 credentials for bucket '$bucket'"
+expect_err_has "no S3 credentials for bucket '$s3_bucket'"
 expect_err_has "s3.access-key"
 pass
 

@@ -11,7 +11,7 @@ namespace weir {
 namespace {
 
 using testing::PgTestServer;
-using testing::SubtaskContext;
+using testing::PgSinkSubtask;
 
 const std::string kJobA = "0123456789abcdef0123456789abcdef";
 const std::string kJobB = "fedcba9876543210fedcba9876543210";
@@ -52,7 +52,7 @@ std::vector<RestoredState> Restore(const std::vector<OperatorStateSnapshot>& sna
 TEST_CASE("upsert sink: a replayed batch rewrites the same rows; one batch keeps a key's last row",
           "[postgres][peers]") {
   auto options = Options("upsert_replay", {"n"});
-  SubtaskContext ctx(kJobA, 0, 1);
+  PgSinkSubtask ctx(kJobA, 0, 1);
   PgUpsertWriter sink(options);
   sink.Open(ctx.runtime());
   sink.Add(Row(1, "a"));
@@ -71,7 +71,7 @@ TEST_CASE("upsert sink: a replayed batch rewrites the same rows; one batch keeps
 TEST_CASE("two-phase commit sink: rows are visible when their checkpoint completes; commits are idempotent",
           "[postgres][peers]") {
   auto options = Options("tp_basic");
-  SubtaskContext ctx(kJobA, 0, 1);
+  PgSinkSubtask ctx(kJobA, 0, 1);
   PgTwoPhaseCommitWriter sink(options, "weir-tp-basic");
   sink.InitializeState(ctx.runtime());
   sink.Open(ctx.runtime());
@@ -116,10 +116,10 @@ TEST_CASE("two-phase commit sink: a restore commits the recorded transactions an
     // checkpoint 2 is pre-committed and never completes; then the process dies.
     std::vector<OperatorStateSnapshot> checkpoint1;
     {
-      std::vector<std::unique_ptr<SubtaskContext>> ctx;
+      std::vector<std::unique_ptr<PgSinkSubtask>> ctx;
       std::vector<std::unique_ptr<PgTwoPhaseCommitWriter>> sinks;
       for (int i = 0; i < 3; ++i) {
-        ctx.push_back(std::make_unique<SubtaskContext>(kJobA, i, 3));
+        ctx.push_back(std::make_unique<PgSinkSubtask>(kJobA, i, 3));
         sinks.push_back(std::make_unique<PgTwoPhaseCommitWriter>(options, prefix));
         sinks[i]->InitializeState(ctx[i]->runtime());
         sinks[i]->Open(ctx[i]->runtime());
@@ -133,10 +133,10 @@ TEST_CASE("two-phase commit sink: a restore commits the recorded transactions an
       CHECK(Scalar("SELECT count(*) FROM pg_prepared_xacts WHERE gid LIKE '" + prefix + "-%'") == "7");
     }  // the sinks go without Close, as in a crash: prepared transactions stay
     auto restored = Restore(checkpoint1, restored_parallelism);
-    std::vector<std::unique_ptr<SubtaskContext>> ctx;
+    std::vector<std::unique_ptr<PgSinkSubtask>> ctx;
     std::vector<std::unique_ptr<PgTwoPhaseCommitWriter>> sinks;
     for (int i = 0; i < restored_parallelism; ++i) {
-      ctx.push_back(std::make_unique<SubtaskContext>(kJobB, i, restored_parallelism, &restored[i]));
+      ctx.push_back(std::make_unique<PgSinkSubtask>(kJobB, i, restored_parallelism, &restored[i]));
       sinks.push_back(std::make_unique<PgTwoPhaseCommitWriter>(options, prefix));
       sinks[i]->InitializeState(ctx[i]->runtime());
     }
@@ -155,7 +155,7 @@ TEST_CASE("two-phase commit sink: a server with max_prepared_transactions = 0 is
   PgSinkOptions options;
   options.conninfo = no_2pc.conninfo();
   options.table = {"t", {{"n", "BIGINT"}}, {}};
-  SubtaskContext ctx(kJobA, 0, 1);
+  PgSinkSubtask ctx(kJobA, 0, 1);
   PgTwoPhaseCommitWriter sink(options, "");
   CHECK_THROWS_WITH(sink.InitializeState(ctx.runtime()),
                     Catch::Contains("has max_prepared_transactions = 0, so it cannot prepare transactions") &&
@@ -185,10 +185,10 @@ TEST_CASE("write-ahead-log sink: rows are written when their checkpoint complete
     const std::string job = kJobA.substr(0, 31) + std::to_string(restored_parallelism);
     std::vector<OperatorStateSnapshot> checkpoint2;
     {
-      std::vector<std::unique_ptr<SubtaskContext>> ctx;
+      std::vector<std::unique_ptr<PgSinkSubtask>> ctx;
       std::vector<std::unique_ptr<PgWriteAheadWriter>> sinks;
       for (int i = 0; i < 2; ++i) {
-        ctx.push_back(std::make_unique<SubtaskContext>(job, i, 2));
+        ctx.push_back(std::make_unique<PgSinkSubtask>(job, i, 2));
         sinks.push_back(std::make_unique<PgWriteAheadWriter>(options, "", "weir_sink_commits"));
         auto& sink = *sinks[i];
         sink.InitializeState(ctx[i]->runtime());
@@ -212,10 +212,10 @@ TEST_CASE("write-ahead-log sink: rows are written when their checkpoint complete
     for (int restore = 1; restore <= 2; ++restore) {
       INFO("restore " << restore << " from checkpoint 2");
       auto restored = Restore(checkpoint2, restored_parallelism);
-      std::vector<std::unique_ptr<SubtaskContext>> ctx;
+      std::vector<std::unique_ptr<PgSinkSubtask>> ctx;
       std::vector<std::unique_ptr<PgWriteAheadWriter>> sinks;
       for (int i = 0; i < restored_parallelism; ++i) {
-        ctx.push_back(std::make_unique<SubtaskContext>(kJobB, i, restored_parallelism, &restored[i]));
+        ctx.push_back(std::make_unique<PgSinkSubtask>(kJobB, i, restored_parallelism, &restored[i]));
         sinks.push_back(std::make_unique<PgWriteAheadWriter>(options, "", "weir_sink_commits"));
         sinks[i]->InitializeState(ctx[i]->runtime());
       }

@@ -12,10 +12,10 @@
 
 namespace weir::cli {
 
-using testing::RefusedPort;
+using testing::FreePort;
+using testing::RunToolCaptured;
 using testing::ScopedConfDir;
 using testing::TestHttpServer;
-using testing::RunToolCaptured;
 using testing::ToolRun;
 
 namespace {
@@ -156,7 +156,7 @@ TEST_CASE("cancel -s: failures exit 1 naming the job, unreachable exits 3", "[cl
   CHECK(run.err.find(std::string("hint: give a savepoint directory (weir cancel -s "
                                  "<targetDirectory> ") + kJobId) != std::string::npos);
 
-  run = RunCancelTool({"-m", "127.0.0.1:" + std::to_string(RefusedPort()), "-s", kJobId});
+  run = RunCancelTool({"-m", "127.0.0.1:" + std::to_string(FreePort()), "-s", kJobId});
   CHECK(run.exit_code == 3);
 }
 
@@ -235,7 +235,7 @@ TEST_CASE("cancel: an unknown job exits 1 and points at weir list", "[cli][cance
 
 TEST_CASE("cancel: an unreachable endpoint exits 3", "[cli][cancel]") {
   ScopedConfDir conf;
-  auto run = RunCancelTool({"-m", "127.0.0.1:" + std::to_string(RefusedPort()), kJobId});
+  auto run = RunCancelTool({"-m", "127.0.0.1:" + std::to_string(FreePort()), kJobId});
   CHECK(run.exit_code == 3);
   CHECK(run.err.find("weir-cancel: cannot reach the runtime at ") == 0);
 }

@@ -15,7 +15,7 @@
 
 namespace weir::cli {
 
-using testing::RefusedPort;
+using testing::FreePort;
 using testing::RunToolCaptured;
 using testing::ScopedConfDir;
 using testing::TestHttpServer;
@@ -171,7 +171,7 @@ TEST_CASE("checkpoint: an endpoint without the route, a bad answer, or none", "[
   CHECK(r.exit_code == kExitFailed);
   CHECK(r.err.find("neither 'checkpointId' nor 'failureCause'") != std::string::npos);
 
-  r = RunCheckpointTool({"-m", "127.0.0.1:" + std::to_string(RefusedPort()), kJob});
+  r = RunCheckpointTool({"-m", "127.0.0.1:" + std::to_string(FreePort()), kJob});
   CHECK(r.exit_code == kExitUnreachable);
   CHECK(r.err.find("cannot reach the runtime") != std::string::npos);
 }

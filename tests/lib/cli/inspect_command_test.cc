@@ -24,6 +24,7 @@
 namespace weir::cli {
 
 using testing::RunToolCaptured;
+using testing::ScopedEnv;
 using testing::TempDir;
 using testing::ToolRun;
 
@@ -171,7 +172,7 @@ TEST_CASE("inspect: options and usage errors", "[cli][inspect]") {
 
 TEST_CASE("inspect: the metadata alone, without --verify", "[cli][inspect]") {
   TempDir tmp;
-  std::string dir = WriteTestSnapshot(tmp.path() + "/savepoint-cca7bc-bb1e257f0dab");
+  std::string dir = WriteTestSnapshot(tmp / "savepoint-cca7bc-bb1e257f0dab");
   auto run = RunInspectTool({dir});
   INFO(run.err);
   CHECK(run.exit_code == 0);
@@ -203,7 +204,7 @@ TEST_CASE("inspect: the metadata alone, without --verify", "[cli][inspect]") {
 TEST_CASE("inspect: --verify lists the states and checks every file", "[cli][inspect]") {
   TempDir tmp;
   TestSnapshot t;
-  std::string dir = WriteTestSnapshot(tmp.path() + "/sp", 7, SnapshotKind::kSavepoint, &t);
+  std::string dir = WriteTestSnapshot(tmp / "sp", 7, SnapshotKind::kSavepoint, &t);
   auto run = RunInspectTool({"--verify", dir});
   INFO(run.err);
   CHECK(run.exit_code == 0);
@@ -218,7 +219,7 @@ TEST_CASE("inspect: --verify lists the states and checks every file", "[cli][ins
 TEST_CASE("inspect: JSON", "[cli][inspect]") {
   TempDir tmp;
   TestSnapshot t;
-  std::string dir = WriteTestSnapshot(tmp.path() + "/sp", 7, SnapshotKind::kSavepoint, &t);
+  std::string dir = WriteTestSnapshot(tmp / "sp", 7, SnapshotKind::kSavepoint, &t);
   auto run = RunInspectTool({"--output", "json", dir});
   REQUIRE(run.exit_code == 0);
   auto doc = nlohmann::json::parse(run.out);
@@ -256,7 +257,7 @@ TEST_CASE("inspect: JSON", "[cli][inspect]") {
 TEST_CASE("inspect: a job's checkpoint directory takes the newest complete chk",
           "[cli][inspect]") {
   TempDir tmp;
-  std::string job_dir = tmp.path() + "/" + kJob;
+  std::string job_dir = tmp / kJob;
   WriteTestSnapshot(job_dir + "/chk-3", 3, SnapshotKind::kCheckpoint);
   WriteTestSnapshot(job_dir + "/chk-12", 12, SnapshotKind::kCheckpoint);
   fs::create_directories(job_dir + "/chk-13");  // in progress: no _metadata
@@ -270,7 +271,7 @@ TEST_CASE("inspect: a job's checkpoint directory takes the newest complete chk",
 
 TEST_CASE("inspect: a corrupt state file fails --verify, naming the file", "[cli][inspect]") {
   TempDir tmp;
-  std::string dir = WriteTestSnapshot(tmp.path() + "/sp");
+  std::string dir = WriteTestSnapshot(tmp / "sp");
   std::string victim = StateFiles(dir).front();
   {
     const auto middle = static_cast<std::streamoff>(fs::file_size(victim) / 2);
@@ -305,16 +306,16 @@ TEST_CASE("inspect: a corrupt state file fails --verify, naming the file", "[cli
 
 TEST_CASE("inspect: what is not a snapshot exits 1 naming the path", "[cli][inspect]") {
   TempDir tmp;
-  auto run = RunInspectTool({tmp.path() + "/missing"});
+  auto run = RunInspectTool({tmp / "missing"});
   CHECK(run.exit_code == 1);
-  CHECK(run.err.rfind("weir-inspect: cannot find checkpoint or savepoint '" + tmp.path() +
+  CHECK(run.err.rfind("weir-inspect: cannot find checkpoint or savepoint '" + tmp.path().string() +
                           "/missing'\n",
                       0) == 0);
 
-  fs::create_directories(tmp.path() + "/empty");
-  run = RunInspectTool({tmp.path() + "/empty"});
+  fs::create_directories(tmp / "empty");
+  run = RunInspectTool({tmp / "empty"});
   CHECK(run.exit_code == 1);
-  CHECK(run.err.rfind("weir-inspect: '" + tmp.path() + "/empty' holds no _metadata", 0) == 0);
+  CHECK(run.err.rfind("weir-inspect: '" + tmp.path().string() + "/empty' holds no _metadata", 0) == 0);
 
   std::string text = tmp.Write("notes.txt", "hello");
   run = RunInspectTool({text});
@@ -323,39 +324,32 @@ TEST_CASE("inspect: what is not a snapshot exits 1 naming the path", "[cli][insp
                           "' is neither a snapshot directory nor a _metadata file\n",
                       0) == 0);
 
-  fs::create_directories(tmp.path() + "/garbage");
+  fs::create_directories(tmp / "garbage");
   tmp.Write("garbage/_metadata", "this is not a snapshot at all");
-  run = RunInspectTool({tmp.path() + "/garbage"});
+  run = RunInspectTool({tmp / "garbage"});
   CHECK(run.exit_code == 1);
   CHECK(run.err.rfind(
-            "weir-inspect: '" + tmp.path() + "/garbage' is not a readable weir snapshot: ", 0) ==
+            "weir-inspect: '" + tmp.path().string() + "/garbage' is not a readable weir snapshot: ", 0) ==
         0);
 
   // Flink's _metadata starts with the magic number 0x4960672d.
-  fs::create_directories(tmp.path() + "/flink");
+  fs::create_directories(tmp / "flink");
   {
-    std::ofstream f(tmp.path() + "/flink/_metadata", std::ios::binary);
+    std::ofstream f(tmp / "flink/_metadata", std::ios::binary);
     const char magic[] = {0x49, 0x60, 0x67, 0x2d, 0, 0, 0, 3};
     f.write(magic, sizeof magic);
     f << std::string(16, '\0');
   }
-  run = RunInspectTool({tmp.path() + "/flink"});
+  run = RunInspectTool({tmp / "flink"});
   CHECK(run.exit_code == 1);
   CHECK(Contains(run.err, "hint: this is an Apache Flink checkpoint or savepoint"));
 }
 
 TEST_CASE("inspect: reads no configuration", "[cli][inspect]") {
   TempDir tmp;
-  std::string dir = WriteTestSnapshot(tmp.path() + "/sp");
-  const char* old = std::getenv("WEIR_CONF_DIR");
-  std::string saved = old != nullptr ? old : "";
-  ::setenv("WEIR_CONF_DIR", (tmp.path() + "/no-such-conf-dir").c_str(), 1);
+  std::string dir = WriteTestSnapshot(tmp / "sp");
+  ScopedEnv conf("WEIR_CONF_DIR", (tmp / "no-such-conf-dir").c_str());
   auto run = RunInspectTool({dir});
-  if (old != nullptr) {
-    ::setenv("WEIR_CONF_DIR", saved.c_str(), 1);
-  } else {
-    ::unsetenv("WEIR_CONF_DIR");
-  }
   CHECK(run.exit_code == 0);
   CHECK(run.err.empty());
 }

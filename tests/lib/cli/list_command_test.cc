@@ -13,7 +13,7 @@
 
 namespace weir::cli {
 
-using testing::RefusedPort;
+using testing::FreePort;
 using testing::ScopedConfDir;
 using testing::TestHttpServer;
 
@@ -209,7 +209,7 @@ TEST_CASE("list: the whole tool, reachable and unreachable", "[cli][list]") {
   std::string out, err;
   CHECK(run({"-m", http.host_port()}, &out, &err) == 0);
   CHECK(out == "Waiting for response...\nNo running jobs.\nNo scheduled jobs.\n");
-  CHECK(run({"-m", "127.0.0.1:" + std::to_string(RefusedPort())}, &out, &err) == 3);
+  CHECK(run({"-m", "127.0.0.1:" + std::to_string(FreePort())}, &out, &err) == 3);
   CHECK(err.rfind("weir-list: cannot reach the runtime at 'http://127.0.0.1:", 0) == 0);
   CHECK(err.find("\nhint: start one with scripts/start-cluster.sh") != std::string::npos);
   // rest.address/rest.port from -D when there is no -m.

@@ -11,7 +11,7 @@
 
 namespace weir {
 
-using testing::RefusedPort;
+using testing::FreePort;
 using testing::TempDir;
 using testing::TestHttpServer;
 
@@ -122,7 +122,7 @@ TEST_CASE("rest client: HTTP codes map to status codes", "[client][rest]") {
 TEST_CASE("rest client: a refused port is Unavailable with a hint", "[client][rest]") {
   RestClientOptions options;
   options.endpoint.host = "127.0.0.1";
-  options.endpoint.port = RefusedPort();
+  options.endpoint.port = FreePort();
   RestClient client(options);
   auto r = client.Get("/jobs/overview");
   REQUIRE_FALSE(r.ok());
@@ -294,7 +294,7 @@ TEST_CASE("flink rest client: upload, run and delete a job file", "[client][flin
   REQUIRE(client.DeleteJar(*jar_id).ok());
   CHECK(deleted == "/v1/jars/4a1c_libjob.so");
 
-  CHECK(client.UploadJar(dir.path() + "/missing.so").status().IsNotFound());
+  CHECK(client.UploadJar(dir / "missing.so").status().IsNotFound());
 }
 
 TEST_CASE("flink rest client: the run body leaves unset fields out", "[client][flink]") {

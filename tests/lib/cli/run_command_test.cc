@@ -13,7 +13,7 @@
 
 namespace weir::cli {
 
-using testing::RefusedPort;
+using testing::FreePort;
 using testing::TempDir;
 using testing::TestHttpServer;
 
@@ -451,13 +451,13 @@ TEST_CASE("run remote: a missing job file is reported before contacting the endp
           "[cli][run]") {
   TempDir dir;
   FakeJobEndpoint endpoint(0, "SUCCEEDED");
-  auto r = Remote(endpoint, {dir.path() + "/nope.so"});
+  auto r = Remote(endpoint, {dir / "nope.so"});
   CHECK(r.status.IsNotFound());
-  CHECK(r.status.message() == "job file '" + dir.path() + "/nope.so' does not exist");
+  CHECK(r.status.message() == "job file '" + dir.path().string() + "/nope.so' does not exist");
   CHECK(ExitCodeFor(r.status) == kExitFailed);
   CHECK(endpoint.uploaded.empty());
   // A directory is not a job file either.
-  r = Remote(endpoint, {dir.path()});
+  r = Remote(endpoint, {dir.path().string()});
   CHECK(r.status.IsNotFound());
 }
 
@@ -468,7 +468,7 @@ TEST_CASE("run remote: an unreachable endpoint exits 3", "[cli][run]") {
   REQUIRE(p.ok);
   RestClientOptions options;
   options.endpoint.host = "127.0.0.1";
-  options.endpoint.port = RefusedPort();
+  options.endpoint.port = FreePort();
   FlinkRestClient client(options);
   std::ostringstream out, err;
   Printer printer(OutputFormat::kText, out, err);

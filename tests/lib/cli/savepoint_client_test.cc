@@ -12,11 +12,11 @@
 namespace weir {
 
 using testing::FakeSavepointEndpoint;
+using testing::FreePort;
 using testing::kDisposalTriggerId;
 using testing::kSavepointJobId;
 using testing::kSavepointLocation;
 using testing::kTriggerId;
-using testing::RefusedPort;
 using testing::TestHttpServer;
 
 namespace {
@@ -191,7 +191,7 @@ TEST_CASE("savepoint client: refusals and malformed answers", "[client][savepoin
 TEST_CASE("savepoint client: an unreachable endpoint is Unavailable", "[client][savepoint]") {
   RestClientOptions options;
   options.endpoint.host = "127.0.0.1";
-  options.endpoint.port = RefusedPort();
+  options.endpoint.port = FreePort();
   FlinkRestClient client(options);
   CHECK(client.TriggerSavepoint(TheJob(), "", false, SavepointFormatType::kCanonical)
             .status()

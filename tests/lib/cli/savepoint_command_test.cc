@@ -14,11 +14,11 @@
 namespace weir::cli {
 
 using testing::FakeSavepointEndpoint;
+using testing::FreePort;
 using testing::kDisposalTriggerId;
 using testing::kSavepointJobId;
 using testing::kSavepointLocation;
 using testing::kTriggerId;
-using testing::RefusedPort;
 using testing::RunToolCaptured;
 using testing::ScopedConfDir;
 using testing::ToolRun;
@@ -335,7 +335,7 @@ TEST_CASE("savepoint: client.timeout bounds the wait", "[cli][savepoint]") {
 
 TEST_CASE("savepoint: an unreachable endpoint exits 3", "[cli][savepoint]") {
   ScopedConfDir conf;
-  const std::string refused = "127.0.0.1:" + std::to_string(RefusedPort());
+  const std::string refused = "127.0.0.1:" + std::to_string(FreePort());
   auto run = RunSavepointTool({"-m", refused, kJob});
   CHECK(run.exit_code == 3);
   CHECK(run.err.rfind("weir-savepoint: cannot reach the runtime at 'http://" + refused + "': ",

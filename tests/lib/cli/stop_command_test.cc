@@ -14,10 +14,10 @@
 namespace weir::cli {
 
 using testing::FakeSavepointEndpoint;
+using testing::FreePort;
 using testing::kSavepointJobId;
 using testing::kSavepointLocation;
 using testing::kTriggerId;
-using testing::RefusedPort;
 using testing::RunToolCaptured;
 using testing::ScopedConfDir;
 using testing::ToolRun;
@@ -215,7 +215,7 @@ TEST_CASE("stop: failures name the job and exit 1; unreachable exits 3", "[cli][
                                        "': org.apache.flink.util.FlinkException: "
                                        "Stop-with-savepoint failed.");
 
-  run = RunStopTool({"-m", "127.0.0.1:" + std::to_string(RefusedPort()), kJob});
+  run = RunStopTool({"-m", "127.0.0.1:" + std::to_string(FreePort()), kJob});
   CHECK(run.exit_code == 3);
   CHECK(run.out.rfind("Suspending job", 0) == 0);
   CHECK(run.err.rfind("weir-stop: cannot reach the runtime at ", 0) == 0);

@@ -1,11 +1,8 @@
 #pragma once
 // Helpers for cli_tests: a real HTTP server on a free loopback port (cpp-httplib), an empty
-// configuration directory, a refused port, and running a built executable.
+// configuration directory, and running a built executable.
 
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,6 +18,9 @@
 
 #include "lib/cli/run_tool.h"
 #include "lib/client/rest_client.h"
+#include "tests/testutil/free_port.h"
+#include "tests/testutil/scoped_env.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace weir::testing {
 
@@ -71,66 +71,20 @@ class TestHttpServer {
   int port_ = 0;
 };
 
-// A loopback port nothing listens on (bound, then closed).
-inline int RefusedPort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  int port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
-}
-
-// A fresh temporary directory, removed at the end of the scope.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "weir-cli-test-XXXXXX").string();
-    path_ = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string Write(const std::string& name, const std::string& content) const {
-    std::string p = path_ + "/" + name;
-    std::ofstream(p) << content;
-    return p;
-  }
-
- private:
-  std::string path_;
-};
-
 // Points WEIR_CONF_DIR at a directory holding `config_yaml` (empty: defaults only) for the
 // scope, so that a conf/ of the source tree does not leak into the tests.
 class ScopedConfDir {
  public:
-  explicit ScopedConfDir(const std::string& config_yaml = "") {
-    if (!config_yaml.empty()) dir_.Write("config.yaml", config_yaml);
-    const char* old = std::getenv("WEIR_CONF_DIR");
-    had_old_ = old != nullptr;
-    if (had_old_) old_ = old;
-    ::setenv("WEIR_CONF_DIR", dir_.path().c_str(), 1);
-  }
-  ~ScopedConfDir() {
-    if (had_old_) {
-      ::setenv("WEIR_CONF_DIR", old_.c_str(), 1);
-    } else {
-      ::unsetenv("WEIR_CONF_DIR");
-    }
-  }
+  explicit ScopedConfDir(const std::string& config_yaml = "")
+      : env_("WEIR_CONF_DIR", Prepare(dir_, config_yaml).c_str()) {}
 
  private:
+  static std::string Prepare(const TempDir& dir, const std::string& config_yaml) {
+    if (!config_yaml.empty()) dir.Write("config.yaml", config_yaml);
+    return dir.path().string();
+  }
   TempDir dir_;
-  bool had_old_ = false;
-  std::string old_;
+  ScopedEnv env_;
 };
 
 struct ProcessResult {
@@ -142,7 +96,7 @@ struct ProcessResult {
 // Runs `argv` (argv[0] is a path) and waits; stdout and stderr go through temporary files.
 inline ProcessResult RunProcess(const std::vector<std::string>& argv) {
   TempDir dir;
-  std::string out_path = dir.path() + "/out", err_path = dir.path() + "/err";
+  std::string out_path = dir / "out", err_path = dir / "err";
   pid_t pid = ::fork();
   if (pid == 0) {
     FILE* out = std::freopen(out_path.c_str(), "w", stdout);

@@ -21,8 +21,8 @@
 
 namespace weir::cli {
 
+using testing::FreePort;
 using testing::ProcessResult;
-using testing::RefusedPort;
 using testing::RunProcess;
 using testing::ScopedConfDir;
 
@@ -120,7 +120,7 @@ TEST_CASE("tools: weir <action> runs weir-<action> with the arguments", "[tools]
   CHECK(r.exit_code == 0);
   CHECK(UsageLineOf(r.out) == kCancelUsage);
 
-  std::string refused = "127.0.0.1:" + std::to_string(RefusedPort());
+  std::string refused = "127.0.0.1:" + std::to_string(FreePort());
   r = RunProcess({kBin + "weir", "list", "-m", refused});
   CHECK(r.exit_code == 3);
   CHECK(r.out == "Waiting for response...\n");
@@ -146,7 +146,7 @@ TEST_CASE("tools: weir-cancel exit codes", "[tools]") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("rest.port") != std::string::npos);
 
-  r = RunProcess({kBin + "weir-cancel", "-m", "127.0.0.1:" + std::to_string(RefusedPort()),
+  r = RunProcess({kBin + "weir-cancel", "-m", "127.0.0.1:" + std::to_string(FreePort()),
                   "cca7bc1061d61cf15238e92312c2fc20"});
   CHECK(r.exit_code == 3);
   CHECK(r.out == "Cancelling job cca7bc1061d61cf15238e92312c2fc20.\n");
@@ -195,7 +195,7 @@ TEST_CASE("tools: the man pages' SYNOPSIS equals the usage line of --help", "[to
 TEST_CASE("tools: weir-savepoint, weir-stop and weir-inspect exit codes", "[tools]") {
   ScopedConfDir conf;
   const std::string job = "cca7bc1061d61cf15238e92312c2fc20";
-  const std::string refused = "127.0.0.1:" + std::to_string(RefusedPort());
+  const std::string refused = "127.0.0.1:" + std::to_string(FreePort());
 
   ProcessResult r = RunProcess({kBin + "weir", "savepoint"});
   CHECK(r.exit_code == 2);

@@ -9,6 +9,8 @@
 
 #include "lib/config/config.h"
 #include "lib/config/options.h"
+#include "tests/testutil/scoped_env.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace fs = std::filesystem;
 namespace opt = weir::options;
@@ -36,39 +38,8 @@ bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
-// Sets (or unsets, for nullptr) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) setenv(name, value, 1); else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_.c_str(), old_->c_str(), 1); else unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
-
-// A fresh directory, removed with its contents at the end of the scope.
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "weir-config-test-XXXXXX").string();
-    REQUIRE(mkdtemp(templ.data()) != nullptr);
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using weir::testing::ScopedEnv;
+using weir::testing::TempDir;
 
 const fs::path kSourceDir = WEIR_SOURCE_DIR;
 

@@ -9,21 +9,14 @@
 #include <fstream>
 
 #include "lib/common/hash.h"
-#include "lib/common/ids.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace fs = std::filesystem;
 
 namespace weir {
 namespace {
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("weir-fs-test-" + Id16::Generate().ToHex().substr(0, 8));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using testing::TempDir;
 
 std::string Text(const Bytes& b) { return std::string(b.begin(), b.end()); }
 
@@ -73,7 +66,7 @@ TEST_CASE("file system: paths join and split the same way for URIs and local pat
 TEST_CASE("file system: a written file has the size and CRC-32C of its bytes and appears only on close", "[fs]") {
   TempDir tmp;
   auto local = LocalFileSystem();
-  const std::string path = (tmp.path / "sub" / "state").string();
+  const std::string path = (tmp.path() / "sub" / "state").string();
   auto file = local->Create(path);
   REQUIRE(file.ok());
   REQUIRE((*file)->Append("hello, ").ok());
@@ -86,9 +79,9 @@ TEST_CASE("file system: a written file has the size and CRC-32C of its bytes and
   auto all = local->ReadAll("file://" + path);
   REQUIRE(all.ok());
   CHECK(Text(*all) == "hello, world");
-  CHECK(fs::directory_iterator(tmp.path / "sub") != fs::directory_iterator());  // only `state` is left
+  CHECK(fs::directory_iterator(tmp.path() / "sub") != fs::directory_iterator());  // only `state` is left
   int entries = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(tmp.path / "sub")) ++entries;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(tmp.path() / "sub")) ++entries;
   CHECK(entries == 1);
 }
 
@@ -96,23 +89,23 @@ TEST_CASE("file system: an aborted or abandoned file leaves nothing behind", "[f
   TempDir tmp;
   auto local = LocalFileSystem();
   {
-    auto file = local->Create((tmp.path / "a").string());
+    auto file = local->Create((tmp.path() / "a").string());
     REQUIRE(file.ok());
     REQUIRE((*file)->Append("x").ok());
     (*file)->Abort();
   }
   {
-    auto file = local->Create((tmp.path / "b").string());
+    auto file = local->Create((tmp.path() / "b").string());
     REQUIRE(file.ok());
     REQUIRE((*file)->Append("y").ok());
   }
-  CHECK(fs::is_empty(tmp.path));
+  CHECK(fs::is_empty(tmp.path()));
 }
 
 TEST_CASE("file system: ranged reads return the bytes asked for, fewer at the end", "[fs]") {
   TempDir tmp;
   auto local = LocalFileSystem();
-  const std::string path = (tmp.path / "f").string();
+  const std::string path = (tmp.path() / "f").string();
   REQUIRE(local->PublishAtomically(path, "0123456789").ok());
   struct Case {
     uint64_t offset, length;
@@ -127,7 +120,7 @@ TEST_CASE("file system: ranged reads return the bytes asked for, fewer at the en
     REQUIRE(r.ok());
     CHECK(Text(*r) == c.expected);
   }
-  auto missing = local->ReadAll((tmp.path / "nope").string());
+  auto missing = local->ReadAll((tmp.path() / "nope").string());
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().IsNotFound());
   CHECK(missing.status().message().find("nope") != std::string::npos);
@@ -136,7 +129,7 @@ TEST_CASE("file system: ranged reads return the bytes asked for, fewer at the en
 TEST_CASE("file system: stat, list and delete", "[fs]") {
   TempDir tmp;
   auto local = LocalFileSystem();
-  const std::string dir = (tmp.path / "job").string();
+  const std::string dir = (tmp.path() / "job").string();
   REQUIRE(local->MakeDirectories(JoinPath(dir, "chk-1")).ok());
   REQUIRE(local->PublishAtomically(JoinPath(dir, "chk-1/_metadata"), "m").ok());
   REQUIRE(local->PublishAtomically(JoinPath(dir, "chk-1/state"), "sss").ok());
@@ -169,7 +162,7 @@ TEST_CASE("file system: stat, list and delete", "[fs]") {
 TEST_CASE("file system: publishing replaces the old file whole", "[fs]") {
   TempDir tmp;
   auto local = LocalFileSystem();
-  const std::string path = (tmp.path / "_metadata").string();
+  const std::string path = (tmp.path() / "_metadata").string();
   REQUIRE(local->PublishAtomically(path, "old contents").ok());
   REQUIRE(local->PublishAtomically(path, "new").ok());
   CHECK(Text(*local->ReadAll(path)) == "new");

@@ -11,7 +11,7 @@
 namespace weir {
 namespace {
 
-using testing::RefusedPort;
+using testing::FreePort;
 using testing::TestHttpServer;
 
 RetryPolicy FastRetries(int attempts) {
@@ -81,7 +81,7 @@ TEST_CASE("http transport: retries stop after the policy's attempts and return t
 TEST_CASE("http transport: a refused connection is retried, then reported as a transport error", "[fs]") {
   HttpTransport http("test", FastRetries(3));
   HttpRequest r;
-  r.url = "http://127.0.0.1:" + std::to_string(RefusedPort()) + "/x";
+  r.url = "http://127.0.0.1:" + std::to_string(FreePort()) + "/x";
   HttpResponse resp = http.Perform(r);
   CHECK(resp.transport_error);
   CHECK_FALSE(resp.error.empty());

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -12,67 +11,18 @@
 #include "runtime/checkpoint/checkpoint_coordinator.h"
 #include "tests/runtime/checkpoint/test_coordinator.h"
 #include "tests/runtime/cluster/test_support.h"
+#include "tests/runtime/checkpoint/hooks_recorder.h"
+#include "tests/testutil/temp_dir.h"
 
 using namespace std::chrono_literals;
-using weir::runtime::CheckpointBarrier;
 using weir::runtime::CheckpointCoordinator;
 using weir::runtime::CheckpointFailureReason;
-using weir::runtime::CheckpointHooks;
 using weir::runtime::CheckpointSettings;
 using weir::runtime::CheckpointTask;
 
 namespace {
 
-// Records the coordinator's calls; waits (bounded) for conditions on them.
-struct Recorder {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<int64_t> triggered, completed, aborted;
-  std::vector<std::string> failures;
-  // What the trigger hook answers: the finished tasks, or an error.
-  std::vector<int> finished_tasks;
-  bool not_ready = false;
-
-  CheckpointHooks Hooks() {
-    CheckpointHooks h;
-    h.trigger = [this](const CheckpointBarrier& b, int) -> weir::Result<std::vector<int>> {
-      std::lock_guard l(mu);
-      triggered.push_back(b.id);
-      cv.notify_all();
-      if (not_ready) return weir::Status::FailedPrecondition("task Sink (1/1) is DEPLOYING");
-      return finished_tasks;
-    };
-    h.notify_complete = [this](int64_t id, int) {
-      std::lock_guard l(mu);
-      completed.push_back(id);
-      cv.notify_all();
-    };
-    h.notify_aborted = [this](int64_t id, int) {
-      std::lock_guard l(mu);
-      aborted.push_back(id);
-      cv.notify_all();
-    };
-    h.fail_job = [this](const std::string& why) {
-      std::lock_guard l(mu);
-      failures.push_back(why);
-      cv.notify_all();
-    };
-    return h;
-  }
-  template <class Pred>
-  bool WaitFor(Pred pred) {
-    std::unique_lock l(mu);
-    return cv.wait_for(l, 10s, pred);
-  }
-  size_t NumTriggered() {
-    std::lock_guard l(mu);
-    return triggered.size();
-  }
-  int64_t Triggered(size_t i) {
-    std::lock_guard l(mu);
-    return triggered.at(i);
-  }
-};
+using weir::testing::HooksRecorder;
 
 CheckpointSettings Settings() {
   CheckpointSettings s;
@@ -92,7 +42,7 @@ std::vector<CheckpointTask> TwoTasks() { return {{0, {"op"}}, {1, {"op"}}}; }
 }  // namespace
 
 TEST_CASE("coordinator: ids increase; an acknowledged checkpoint completes and is notified", "[checkpoint]") {
-  Recorder rec;
+  HooksRecorder rec;
   weir::testing::TestCoordinator tc(weir::JobId::Generate(), Settings(), rec.Hooks(), OneTask(), OneOperator());
   auto& coordinator = tc.coordinator;
   coordinator.Start(5);
@@ -117,7 +67,7 @@ TEST_CASE("coordinator: ids increase; an acknowledged checkpoint completes and i
 
 TEST_CASE("coordinator: a checkpoint nobody acknowledges expires; beyond the tolerance the job fails",
           "[checkpoint]") {
-  Recorder rec;
+  HooksRecorder rec;
   CheckpointSettings s = Settings();
   s.timeout = 20ms;
   s.tolerable_failures = 1;
@@ -134,7 +84,7 @@ TEST_CASE("coordinator: a checkpoint nobody acknowledges expires; beyond the tol
 }
 
 TEST_CASE("coordinator: a decline aborts the checkpoint and notifies the tasks", "[checkpoint]") {
-  Recorder rec;
+  HooksRecorder rec;
   CheckpointSettings s = Settings();
   s.tolerable_failures = 100;
   weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());
@@ -150,7 +100,7 @@ TEST_CASE("coordinator: a decline aborts the checkpoint and notifies the tasks",
 }
 
 TEST_CASE("coordinator: declines that are not failures (subsumed, not ready) never fail the job", "[checkpoint]") {
-  Recorder rec;
+  HooksRecorder rec;
   weir::testing::TestCoordinator tc(weir::JobId::Generate(), Settings(), rec.Hooks(), OneTask(), OneOperator());
   auto& coordinator = tc.coordinator;
   coordinator.Start(1);
@@ -165,7 +115,7 @@ TEST_CASE("coordinator: declines that are not failures (subsumed, not ready) nev
 
 TEST_CASE("coordinator: a job that cannot take a checkpoint now is not failed for it, and it does not spin",
           "[checkpoint]") {
-  Recorder rec;
+  HooksRecorder rec;
   rec.not_ready = true;
   CheckpointSettings s = Settings();
   s.interval = 100ms;
@@ -188,7 +138,7 @@ TEST_CASE("coordinator: a job that cannot take a checkpoint now is not failed fo
 
 TEST_CASE("coordinator: finished tasks are recorded as finished and checkpoints go on (FLIP-147)",
           "[checkpoint]") {
-  Recorder rec;
+  HooksRecorder rec;
   CheckpointSettings s = Settings();
   s.interval = 50ms;
   weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, rec.Hooks(), TwoTasks(), TwoSubtasks());
@@ -220,7 +170,7 @@ TEST_CASE("coordinator: finished tasks are recorded as finished and checkpoints 
 
 TEST_CASE("coordinator: union list state of a partly finished operator fails the checkpoint, naming it",
           "[checkpoint]") {
-  Recorder rec;
+  HooksRecorder rec;
   CheckpointSettings s = Settings();  // no tolerance: the refusal must not count as a failure
   weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, rec.Hooks(), TwoTasks(), TwoSubtasks());
   auto& coordinator = tc.coordinator;
@@ -242,7 +192,7 @@ TEST_CASE("coordinator: union list state of a partly finished operator fails the
 TEST_CASE("coordinator: union list state with some subtasks' input ended and others running waits, then completes once all "
           "have ended",
           "[checkpoint]") {
-  Recorder rec;
+  HooksRecorder rec;
   weir::testing::TestCoordinator tc(weir::JobId::Generate(), Settings(), rec.Hooks(), TwoTasks(), TwoSubtasks());
   auto& coordinator = tc.coordinator;
   coordinator.Start(1);
@@ -265,7 +215,7 @@ TEST_CASE("coordinator: union list state with some subtasks' input ended and oth
 
 TEST_CASE("coordinator: a task stopped by stop-with-savepoint fails the checkpoints it did not take",
           "[checkpoint]") {
-  Recorder rec;
+  HooksRecorder rec;
   weir::testing::TestCoordinator tc(weir::JobId::Generate(), Settings(), rec.Hooks(), TwoTasks(), TwoSubtasks());
   auto& coordinator = tc.coordinator;
   coordinator.Start(1);
@@ -282,7 +232,7 @@ TEST_CASE("coordinator: a checkpoint of the previous attempt is never completed,
   weir::testing::TempDir tmp;
   for (int round = 0; round < 20; ++round) {
     INFO("round " << round);
-    Recorder rec;
+    HooksRecorder rec;
     CheckpointSettings s = Settings();
     s.interval = 1h;  // only requested checkpoints
     s.dir = tmp / ("ck" + std::to_string(round));

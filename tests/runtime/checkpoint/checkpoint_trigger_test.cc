@@ -3,66 +3,23 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <optional>
 
 #include "runtime/checkpoint/checkpoint_coordinator.h"
 #include "tests/runtime/checkpoint/test_coordinator.h"
+#include "tests/runtime/checkpoint/hooks_recorder.h"
 
 using namespace std::chrono_literals;
-using weir::Result;
 using weir::StatusCode;
-using weir::runtime::CheckpointBarrier;
 using weir::runtime::CheckpointCoordinator;
-using weir::runtime::CheckpointHooks;
 using weir::runtime::CheckpointSettings;
 using weir::runtime::CheckpointTriggerType;
 using weir::runtime::JobStatus;
 
 namespace {
 
-// Records the barriers sent and the outcomes reported; waits (bounded) for them.
-struct Recorder {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<int64_t> triggered, completed;
-  std::vector<Result<int64_t>> outcomes;
-
-  CheckpointHooks Hooks() {
-    CheckpointHooks h;
-    h.trigger = [this](const CheckpointBarrier& b, int) -> Result<std::vector<int>> {
-      std::lock_guard l(mu);
-      triggered.push_back(b.id);
-      cv.notify_all();
-      return std::vector<int>{};
-    };
-    h.notify_complete = [this](int64_t id, int) {
-      std::lock_guard l(mu);
-      completed.push_back(id);
-      cv.notify_all();
-    };
-    h.notify_aborted = [](int64_t, int) {};
-    h.fail_job = [](const std::string&) {};
-    return h;
-  }
-  CheckpointCoordinator::CheckpointCallback Done() {
-    return [this](Result<int64_t> r) {
-      std::lock_guard l(mu);
-      outcomes.push_back(std::move(r));
-      cv.notify_all();
-    };
-  }
-  template <class Pred>
-  bool WaitFor(Pred pred) {
-    std::unique_lock l(mu);
-    return cv.wait_for(l, 10s, pred);
-  }
-  int64_t Triggered(size_t i) {
-    std::lock_guard l(mu);
-    return triggered.at(i);
-  }
-};
+using weir::testing::HooksRecorder;
 
 // No periodic checkpoints: only the triggered ones run.
 CheckpointSettings ManualOnly() {
@@ -79,7 +36,7 @@ std::vector<weir::runtime::CheckpointTask> OneTask() { return {{0, {"op"}}}; }
 
 TEST_CASE("triggered checkpoint: CONFIGURED and FULL each take one checkpoint and report its id",
           "[checkpoint]") {
-  Recorder rec;
+  HooksRecorder rec;
   weir::testing::TestCoordinator tc(weir::JobId::Generate(), ManualOnly(), rec.Hooks(), OneTask(), OneOperator());
   auto& coordinator = tc.coordinator;
   coordinator.Start(3);
@@ -103,7 +60,7 @@ TEST_CASE("triggered checkpoint: CONFIGURED and FULL each take one checkpoint an
 
 TEST_CASE("triggered checkpoint: INCREMENTAL is refused at once, naming the state backend",
           "[checkpoint]") {
-  Recorder rec;
+  HooksRecorder rec;
   weir::testing::TestCoordinator tc(weir::JobId::Generate(), ManualOnly(), rec.Hooks(), OneTask(), OneOperator());
   auto& coordinator = tc.coordinator;
   coordinator.Start(1);
@@ -118,7 +75,7 @@ TEST_CASE("triggered checkpoint: INCREMENTAL is refused at once, naming the stat
 }
 
 TEST_CASE("triggered checkpoint: a decline is reported to the caller", "[checkpoint]") {
-  Recorder rec;
+  HooksRecorder rec;
   weir::testing::TestCoordinator tc(weir::JobId::Generate(), ManualOnly(), rec.Hooks(), OneTask(), OneOperator());
   auto& coordinator = tc.coordinator;
   coordinator.Start(1);
@@ -134,7 +91,7 @@ TEST_CASE("triggered checkpoint: a decline is reported to the caller", "[checkpo
 }
 
 TEST_CASE("triggered checkpoint: waits for a max-concurrent slot, not for min-pause", "[checkpoint]") {
-  Recorder rec;
+  HooksRecorder rec;
   CheckpointSettings s = ManualOnly();
   s.max_concurrent = 1;
   s.min_pause = 1h;
@@ -159,7 +116,7 @@ TEST_CASE("triggered checkpoint: waits for a max-concurrent slot, not for min-pa
 
 TEST_CASE("triggered checkpoint: the end of the job fails pending and queued requests",
           "[checkpoint]") {
-  Recorder rec;
+  HooksRecorder rec;
   CheckpointSettings s = ManualOnly();
   s.max_concurrent = 1;
   weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());

@@ -15,7 +15,8 @@
 #include "lib/api/connectors/sequence_source.h"
 #include "runtime/checkpoint/state_assignment.h"
 #include "tests/runtime/checkpoint/test_coordinator.h"
-#include "tests/runtime/cluster/test_support.h"
+#include "tests/testutil/subtask_harness.h"
+#include "tests/testutil/temp_dir.h"
 
 using weir::CompletedSnapshot;
 using weir::OperatorSubtaskState;
@@ -34,23 +35,13 @@ class Capture final : public weir::Output<T> {
 // One subtask of a source, run by hand: context, operator state and the source.
 template <class S, class T>
 struct SourceSubtask {
-  weir::OperatorContext ctx;
-  RestoredState restored;
-  weir::OperatorStateStore store;
-  std::unique_ptr<weir::RuntimeContext> runtime;
+  weir::testing::SubtaskHarness subtask;
   S source;
   Capture<T> out;
 
-  SourceSubtask(S s, int index, int parallelism, const RestoredState* from) : source(std::move(s)) {
-    ctx.task.subtask_index = index;
-    ctx.task.parallelism = parallelism;
-    if (from) {
-      restored = *from;
-      ctx.restored = &restored;
-    }
-    store = weir::OperatorStateStore(from ? &restored.operator_lists : nullptr, index);
-    runtime = std::make_unique<weir::RuntimeContext>(ctx, &store);
-    source.InitializeState(*runtime);
+  SourceSubtask(S s, int index, int parallelism, const RestoredState* from)
+      : subtask(index, parallelism, from), source(std::move(s)) {
+    source.InitializeState(subtask.runtime());
   }
   // Emits up to `n` records; true when the source has ended.
   bool Emit(int n) {
@@ -59,7 +50,7 @@ struct SourceSubtask {
   }
   OperatorSubtaskState Snapshot() {
     source.SnapshotState(1);
-    return weir::testing::WithLists(store.Snapshot().lists);
+    return weir::testing::WithLists(subtask.Snapshot().lists);
   }
 };
 
@@ -167,7 +158,7 @@ TEST_CASE("file source: restored 2 -> 3 -> 1 mid-file, every line is read exactl
       expected.push_back(line);
     }
   }
-  const std::string input = tmp.path.string();
+  const std::string input = tmp.path().string();
   std::vector<std::string> single;
   // Subtask 0 stops in its second file.
   auto all = RunRescaled<weir::FileSource, std::string>([&] { return weir::FileSource(input); }, {450, 100}, &single);

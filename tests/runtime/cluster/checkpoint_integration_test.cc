@@ -32,16 +32,6 @@ weir::Configuration CheckpointConfig(const std::string& dir, const std::string& 
   return c;
 }
 
-// Waits until the job has `n` completed checkpoints (bounded wait).
-bool WaitForCheckpoints(LocalDispatcher& d, const weir::JobId& id, int64_t n) {
-  for (int i = 0; i < 1000; ++i) {
-    auto stats = d.GetCheckpointStats(id);
-    if (stats.ok() && stats->completed >= n) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("exactly-once through task failures: the committed output equals a failure-free run",
@@ -58,7 +48,7 @@ TEST_CASE("exactly-once through task failures: the committed output equals a fai
     REQUIRE(id.ok());
     REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kFinished);
     int hidden = 0;
-    CHECK(CommittedLines(tmp.path / "out", &hidden) == ExpectedNumberSum(20000));
+    CHECK(CommittedLines(tmp.path() / "out", &hidden) == ExpectedNumberSum(20000));
     CHECK(hidden == 0);
     auto exceptions = dispatcher.GetExceptions(*id);
     REQUIRE(exceptions.ok());
@@ -77,7 +67,7 @@ TEST_CASE("in-memory (jobmanager) checkpoint storage recovers too", "[integratio
   auto id = dispatcher.SubmitJobFile(kNumberSum, req);
   REQUIRE(id.ok());
   REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kFinished);
-  CHECK(CommittedLines(tmp.path / "out") == ExpectedNumberSum(10000));
+  CHECK(CommittedLines(tmp.path() / "out") == ExpectedNumberSum(10000));
   auto config = dispatcher.GetCheckpointConfig(*id);
   REQUIRE(config.ok());
   CHECK(config->checkpoint_storage == "JobManagerCheckpointStorage");
@@ -93,7 +83,7 @@ TEST_CASE("at-least-once: nothing is lost through failures (duplicates are allow
   REQUIRE(id.ok());
   REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kFinished);
   std::set<int64_t> seen;
-  for (const auto& line : CommittedLines(tmp.path / "out")) seen.insert(std::stoll(line));
+  for (const auto& line : CommittedLines(tmp.path() / "out")) seen.insert(std::stoll(line));
   CHECK(seen.size() == 10000);
   CHECK(*seen.begin() == 1);
   CHECK(*seen.rbegin() == 10000);
@@ -111,7 +101,7 @@ TEST_CASE("restore from a retained checkpoint continues exactly where it was (-s
   REQUIRE(WaitForCheckpoints(dispatcher, *id, 3));
   REQUIRE(dispatcher.CancelJob(*id).ok());
   REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kCanceled);
-  fs::path job_dir = tmp.path / "checkpoints" / id->ToHex();
+  fs::path job_dir = tmp.path() / "checkpoints" / id->ToHex();
   REQUIRE(fs::exists(job_dir));
 
   // Restore from the job's checkpoint directory: the newest complete chk-<n> is taken.
@@ -128,7 +118,7 @@ TEST_CASE("restore from a retained checkpoint continues exactly where it was (-s
   auto id2 = dispatcher.SubmitJobFile(kNumberSum, second);
   REQUIRE(id2.ok());
   REQUIRE(*dispatcher.WaitForJob(*id2) == JobStatus::kFinished);
-  CHECK(CommittedLines(tmp.path / "out") == ExpectedNumberSum(30000));
+  CHECK(CommittedLines(tmp.path() / "out") == ExpectedNumberSum(30000));
   auto stats = dispatcher.GetCheckpointStats(*id2);
   REQUIRE(stats.ok());
   REQUIRE(stats->latest_restored.has_value());
@@ -152,7 +142,7 @@ TEST_CASE("restore refuses missing, foreign, truncated and corrupt snapshots, na
   REQUIRE(dispatcher.CancelJob(*id).ok());
   REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kCanceled);
   std::string note;
-  auto chk = weir::ResolveSnapshotPath((tmp.path / "checkpoints" / id->ToHex()).string(), &note);
+  auto chk = weir::ResolveSnapshotPath((tmp.path() / "checkpoints" / id->ToHex()).string(), &note);
   REQUIRE(chk.ok());
 
   auto try_restore = [&](const std::string& path) {
@@ -166,7 +156,7 @@ TEST_CASE("restore refuses missing, foreign, truncated and corrupt snapshots, na
     CHECK(s.message().find("nope") != std::string::npos);
   }
   SECTION("a directory that is not a checkpoint") {
-    fs::create_directories(tmp.path / "empty");
+    fs::create_directories(tmp.path() / "empty");
     auto s = try_restore(tmp / "empty");
     CHECK(s.IsNotFound());
     CHECK(s.message().find("no _metadata") != std::string::npos);
@@ -228,12 +218,7 @@ TEST_CASE("a checkpoint directory that cannot be written fails checkpoints but n
   req.program_args = {"--count", "0", "--rate", "2000", "--sink", "discard"};
   auto id = dispatcher.SubmitJobFile(kNumberSum, req);
   REQUIRE(id.ok());
-  int64_t failed = 0;
-  for (int i = 0; i < 500 && failed < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    failed = dispatcher.GetCheckpointStats(*id)->failed;
-  }
-  CHECK(failed >= 2);
+  CHECK(WaitUntil([&] { return dispatcher.GetCheckpointStats(*id)->failed >= 2; }, std::chrono::seconds(5)));
   auto stats = dispatcher.GetCheckpointStats(*id);
   REQUIRE(stats->latest_failed.has_value());
   CHECK(stats->latest_failed->failure_message.find("a-file") != std::string::npos);
@@ -272,6 +257,6 @@ TEST_CASE("concurrent checkpoints (max-concurrent 3) keep exactly-once through f
   auto id = dispatcher.SubmitJobFile(kNumberSum, req);
   REQUIRE(id.ok());
   REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kFinished);
-  CHECK(CommittedLines(tmp.path / "out") == ExpectedNumberSum(20000));
+  CHECK(CommittedLines(tmp.path() / "out") == ExpectedNumberSum(20000));
   CHECK(dispatcher.GetCheckpointStats(*id)->completed >= 10);
 }

@@ -19,9 +19,9 @@ TEST_CASE("number_sum gives exactly the expected lines at p=1, 2 and 4", "[integ
   for (int p : {1, 2, 4}) {
     INFO("parallelism " << p);
     TempDir tmp;
-    LocalDispatcher dispatcher(weir::Configuration(), (tmp.path / "uploads").string());
+    LocalDispatcher dispatcher(weir::Configuration(), (tmp.path() / "uploads").string());
     JarRunRequest req;
-    req.program_args = {"--count", "5000", "--output", (tmp.path / "out").string()};
+    req.program_args = {"--count", "5000", "--output", (tmp.path() / "out").string()};
     req.parallelism = p;
     auto id = dispatcher.SubmitJobFile(kNumberSum, req);
     REQUIRE(id.ok());
@@ -29,7 +29,7 @@ TEST_CASE("number_sum gives exactly the expected lines at p=1, 2 and 4", "[integ
     REQUIRE(status.ok());
     REQUIRE(*status == JobStatus::kFinished);
     int hidden = 0;
-    CHECK(CommittedLines(tmp.path / "out", &hidden) == ExpectedNumberSum(5000));
+    CHECK(CommittedLines(tmp.path() / "out", &hidden) == ExpectedNumberSum(5000));
     CHECK(hidden == 0);
     auto info = dispatcher.GetJob(*id);
     REQUIRE(info.ok());
@@ -42,7 +42,7 @@ TEST_CASE("number_sum gives exactly the expected lines at p=1, 2 and 4", "[integ
 
 TEST_CASE("a failing task fails the job (no restart strategy), with the cause recorded", "[integration]") {
   TempDir tmp;
-  LocalDispatcher dispatcher(weir::Configuration(), (tmp.path / "uploads").string());
+  LocalDispatcher dispatcher(weir::Configuration(), (tmp.path() / "uploads").string());
   JarRunRequest req;
   req.program_args = {"--count", "1000", "--fail-at", "500", "--sink", "discard"};
   auto id = dispatcher.SubmitJobFile(kNumberSum, req);
@@ -61,7 +61,7 @@ TEST_CASE("a failing task fails the job (no restart strategy), with the cause re
 
 TEST_CASE("an unbounded job runs until cancelled, then is CANCELED", "[integration]") {
   TempDir tmp;
-  LocalDispatcher dispatcher(weir::Configuration(), (tmp.path / "uploads").string());
+  LocalDispatcher dispatcher(weir::Configuration(), (tmp.path() / "uploads").string());
   JarRunRequest req;
   req.program_args = {"--count", "0", "--rate", "1000", "--sink", "discard"};
   req.parallelism = 2;
@@ -76,12 +76,12 @@ TEST_CASE("an unbounded job runs until cancelled, then is CANCELED", "[integrati
 
 TEST_CASE("bad job files and entry points are refused with clear errors", "[integration]") {
   TempDir tmp;
-  LocalDispatcher dispatcher(weir::Configuration(), (tmp.path / "uploads").string());
+  LocalDispatcher dispatcher(weir::Configuration(), (tmp.path() / "uploads").string());
   JarRunRequest req;
-  auto missing = dispatcher.SubmitJobFile((tmp.path / "nope.so").string(), req);
+  auto missing = dispatcher.SubmitJobFile((tmp.path() / "nope.so").string(), req);
   CHECK(missing.status().IsNotFound());
-  std::ofstream((tmp.path / "text.so").string()) << "not an elf";
-  auto text = dispatcher.SubmitJobFile((tmp.path / "text.so").string(), req);
+  std::ofstream((tmp.path() / "text.so").string()) << "not an elf";
+  auto text = dispatcher.SubmitJobFile((tmp.path() / "text.so").string(), req);
   CHECK(text.status().message().find("not an ELF shared object") != std::string::npos);
   req.entry_class = "Nope";
   auto unknown = dispatcher.SubmitJobFile(kNumberSum, req);

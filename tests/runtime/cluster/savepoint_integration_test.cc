@@ -20,18 +20,6 @@ using weir::runtime::LocalDispatcher;
 
 namespace {
 
-// Polls a savepoint trigger until it completes (bounded).
-AsyncOperationStatus AwaitSavepoint(LocalDispatcher& d, const weir::JobId& job, const weir::TriggerId& trigger) {
-  for (int i = 0; i < 1000; ++i) {
-    auto s = d.GetSavepointStatus(job, trigger);
-    REQUIRE(s.ok());
-    if (s->completed) return *s;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  FAIL("savepoint did not complete in 10 s");
-  return {};
-}
-
 std::string PathOf(const std::string& location) {
   return location.rfind("file:", 0) == 0 ? location.substr(5) : location;
 }
@@ -67,11 +55,11 @@ TEST_CASE("stop with savepoint, move it, restore rescaled to 3, stop again, rest
   auto stopped = AwaitSavepoint(dispatcher, *id1, *t1);
   REQUIRE_FALSE(stopped.failure.has_value());
   REQUIRE(*dispatcher.WaitForJob(*id1) == JobStatus::kFinished);
-  auto partial = CommittedLines(tmp.path / "out");
+  auto partial = CommittedLines(tmp.path() / "out");
   CHECK(partial.size() < static_cast<size_t>(count));
 
   // Move the savepoint: it is relocatable.
-  fs::path moved = tmp.path / "moved-savepoint";
+  fs::path moved = tmp.path() / "moved-savepoint";
   fs::rename(PathOf(stopped.location), moved);
 
   // Run 2: restore at p=3, stop again.
@@ -96,7 +84,7 @@ TEST_CASE("stop with savepoint, move it, restore rescaled to 3, stop again, rest
   REQUIRE(id3.ok());
   REQUIRE(*dispatcher.WaitForJob(*id3) == JobStatus::kFinished);
   int hidden = 0;
-  CHECK(CommittedLines(tmp.path / "out", &hidden) == ExpectedNumberSum(count));
+  CHECK(CommittedLines(tmp.path() / "out", &hidden) == ExpectedNumberSum(count));
   CHECK(hidden == 0);
 
   // Dispose of a savepoint.
@@ -107,10 +95,10 @@ TEST_CASE("stop with savepoint, move it, restore rescaled to 3, stop again, rest
   CHECK(ds->completed);
   CHECK_FALSE(ds->failure.has_value());
   CHECK_FALSE(fs::exists(PathOf(intermediate.location)));
-  auto not_a_savepoint = dispatcher.DisposeSavepoint((tmp.path / "out").string(), std::nullopt);
+  auto not_a_savepoint = dispatcher.DisposeSavepoint((tmp.path() / "out").string(), std::nullopt);
   REQUIRE(not_a_savepoint.ok());
   CHECK(dispatcher.GetDisposalStatus(*not_a_savepoint)->failure.has_value());
-  CHECK(fs::exists(tmp.path / "out"));
+  CHECK(fs::exists(tmp.path() / "out"));
 }
 
 TEST_CASE("stop --drain ends the input: every record is committed and the job is FINISHED",
@@ -127,7 +115,7 @@ TEST_CASE("stop --drain ends the input: every record is committed and the job is
   auto st = AwaitSavepoint(dispatcher, *id, *t);
   REQUIRE_FALSE(st.failure.has_value());
   REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kFinished);
-  auto lines = CommittedLines(tmp.path / "out");
+  auto lines = CommittedLines(tmp.path() / "out");
   REQUIRE_FALSE(lines.empty());
   // The output is exactly 1..k for some k: nothing lost, nothing duplicated.
   CHECK(lines == ExpectedNumberSum(static_cast<int64_t>(lines.size())));
@@ -215,7 +203,7 @@ TEST_CASE("an intermediate savepoint commits no two-phase-commit sink; the job's
   auto st = AwaitSavepoint(dispatcher, *id, *t);
   REQUIRE_FALSE(st.failure.has_value());
   int hidden = 0;
-  CHECK(CommittedLines(tmp.path / "out", &hidden).empty());  // pre-committed, not committed
+  CHECK(CommittedLines(tmp.path() / "out", &hidden).empty());  // pre-committed, not committed
   CHECK(hidden >= 1);
   // stop --drain ends the input: everything, the savepoint's pending part included, is committed.
   auto stop = dispatcher.StopWithSavepoint(*id, tmp / "sp", true, "NATIVE", std::nullopt);
@@ -223,7 +211,7 @@ TEST_CASE("an intermediate savepoint commits no two-phase-commit sink; the job's
   auto stopped = AwaitSavepoint(dispatcher, *id, *stop);
   REQUIRE_FALSE(stopped.failure.has_value());
   REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kFinished);
-  auto lines = CommittedLines(tmp.path / "out", &hidden);
+  auto lines = CommittedLines(tmp.path() / "out", &hidden);
   CHECK(hidden == 0);
   REQUIRE_FALSE(lines.empty());
   CHECK(lines == ExpectedNumberSum(static_cast<int64_t>(lines.size())));

@@ -1,30 +1,23 @@
 #pragma once
-// Helpers for the integration tests that run the example jobs.
+// Helpers for the integration tests that run jobs on a LocalDispatcher.
+
+#include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "lib/common/ids.h"
+#include "runtime/cluster/local_dispatcher.h"
+#include "tests/testutil/temp_dir.h"
+#include "tests/testutil/wait_until.h"
 
 namespace weir::testing {
 
 inline const std::string kNumberSum = WEIR_BINARY_DIR "/examples/number_sum.so";
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    path = std::filesystem::temp_directory_path() / ("weir-test-" + Id16::Generate().ToHex().substr(0, 10));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 // The lines number_sum must produce for 1..n, sorted as strings.
 inline std::vector<std::string> ExpectedNumberSum(int64_t n) {
@@ -55,6 +48,29 @@ inline std::vector<std::string> CommittedLines(const std::filesystem::path& dir,
   }
   std::sort(lines.begin(), lines.end());
   return lines;
+}
+
+// Polls savepoint `trigger` of `job` until it completes and returns its status; fails the
+// test when the status cannot be read or the savepoint is not done within 20 s.
+inline runtime::AsyncOperationStatus AwaitSavepoint(runtime::LocalDispatcher& d, const JobId& job,
+                                                    const TriggerId& trigger) {
+  runtime::AsyncOperationStatus status;
+  bool done = WaitUntil([&] {
+    auto s = d.GetSavepointStatus(job, trigger);
+    REQUIRE(s.ok());
+    status = *s;
+    return status.completed;
+  });
+  if (!done) FAIL("savepoint " << trigger.ToHex() << " of job " << job.ToHex() << " did not complete in 20 s");
+  return status;
+}
+
+// Waits until job `id` has `n` completed checkpoints; false after 20 s.
+inline bool WaitForCheckpoints(runtime::LocalDispatcher& d, const JobId& id, int64_t n) {
+  return WaitUntil([&] {
+    auto stats = d.GetCheckpointStats(id);
+    return stats.ok() && stats->completed >= n;
+  });
 }
 
 }  // namespace weir::testing

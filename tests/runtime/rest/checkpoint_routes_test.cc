@@ -22,20 +22,20 @@ namespace {
 const std::string kRunning = kRunningJobId;
 const std::string kSpecPath = WEIR_SOURCE_DIR "/tests/runtime/rest/flink-rest-v1-openapi.yml";
 
-json Get(ServerFixture& f, const std::string& url, int expected_status = 200) {
-  auto res = f.client->Get(url.c_str());
-  REQUIRE(res);
-  INFO(url << " -> " << res->body);
-  REQUIRE(res->status == expected_status);
-  return json::parse(res->body);
+// GET `url`, which must answer `expected_status`; returns the JSON body.
+json GetBody(ServerFixture& f, const std::string& url, int expected_status = 200) {
+  Reply r = Get(f, url);
+  INFO(url << " -> " << r.text);
+  REQUIRE(r.status == expected_status);
+  return r.body;
 }
 
 }  // namespace
 
 TEST_CASE("GET /jobs/:jobid/checkpoints", "[rest][checkpoints]") {
   ServerFixture f;
-  json j = Get(f, "/v1/jobs/" + kRunning + "/checkpoints");
-  CHECK(Get(f, "/jobs/" + kRunning + "/checkpoints")["counts"] == j["counts"]);
+  json j = GetBody(f, "/v1/jobs/" + kRunning + "/checkpoints");
+  CHECK(GetBody(f, "/jobs/" + kRunning + "/checkpoints")["counts"] == j["counts"]);
   CHECK(j["counts"] == json({{"restored", 1}, {"total", 6}, {"in_progress", 1},
                              {"completed", 4}, {"failed", 1}}));
   // Completed checkpoints 1..3: state sizes 1000, 2000, 3000; durations 41, 42, 43.
@@ -73,7 +73,7 @@ TEST_CASE("GET /jobs/:jobid/checkpoints", "[rest][checkpoints]") {
 
 TEST_CASE("GET /jobs/:jobid/checkpoints/config and /details/:id", "[rest][checkpoints]") {
   ServerFixture f;
-  json c = Get(f, "/v1/jobs/" + kRunning + "/checkpoints/config");
+  json c = GetBody(f, "/v1/jobs/" + kRunning + "/checkpoints/config");
   CHECK(c["mode"] == "exactly_once");
   CHECK(c["interval"] == 10000);
   CHECK(c["timeout"] == 600000);
@@ -85,7 +85,7 @@ TEST_CASE("GET /jobs/:jobid/checkpoints/config and /details/:id", "[rest][checkp
   CHECK(c["unaligned_checkpoints"] == false);
   CHECK(c["checkpoints_after_tasks_finish"] == true);
 
-  json d = Get(f, "/v1/jobs/" + kRunning + "/checkpoints/details/2");
+  json d = GetBody(f, "/v1/jobs/" + kRunning + "/checkpoints/details/2");
   CHECK(d["id"] == 2);
   CHECK(d["className"] == "completed");
   std::string sum = Id16::FromHash("Sum").ToHex();
@@ -102,15 +102,15 @@ TEST_CASE("GET /jobs/:jobid/checkpoints/config and /details/:id", "[rest][checkp
 TEST_CASE("checkpoint routes: errors", "[rest][checkpoints]") {
   ServerFixture f;
   // A job without checkpointing: 404 with the dispatcher's message, as Flink.
-  json e = Get(f, "/v1/jobs/" + std::string(kFailedJobId) + "/checkpoints", 404);
+  json e = GetBody(f, "/v1/jobs/" + std::string(kFailedJobId) + "/checkpoints", 404);
   CHECK(e["errors"][0] == "Checkpointing is not enabled for job '" +
                               std::string(kFailedJobId) + "'");
-  Get(f, "/v1/jobs/" + std::string(kFailedJobId) + "/checkpoints/config", 404);
-  Get(f, "/v1/jobs/" + std::string(kUnknownJobId) + "/checkpoints", 404);
-  Get(f, "/v1/jobs/xyz/checkpoints", 400);
-  json bad = Get(f, "/v1/jobs/" + kRunning + "/checkpoints/details/latest", 400);
+  GetBody(f, "/v1/jobs/" + std::string(kFailedJobId) + "/checkpoints/config", 404);
+  GetBody(f, "/v1/jobs/" + std::string(kUnknownJobId) + "/checkpoints", 404);
+  GetBody(f, "/v1/jobs/xyz/checkpoints", 400);
+  json bad = GetBody(f, "/v1/jobs/" + kRunning + "/checkpoints/details/latest", 400);
   CHECK(bad["errors"][0].get<std::string>().find("'latest'") != std::string::npos);
-  Get(f, "/v1/jobs/" + kRunning + "/checkpoints/details/99", 404);
+  GetBody(f, "/v1/jobs/" + kRunning + "/checkpoints/details/99", 404);
 }
 
 TEST_CASE("StatsSummaryJson follows Commons Math's default percentile", "[rest][checkpoints]") {
@@ -149,7 +149,7 @@ TEST_CASE("checkpoint endpoints match Flink's OpenAPI schemas", "[rest][checkpoi
     CHECK(problems.empty());
   };
 
-  json stats = Get(f, "/v1/jobs/" + kRunning + "/checkpoints");
+  json stats = GetBody(f, "/v1/jobs/" + kRunning + "/checkpoints");
   check(stats, "/jobs/{jobid}/checkpoints", "CheckpointingStatistics");
   CHECK(MissingKeys(stats, {"counts", "summary", "latest", "history"}).empty());
   for (const auto& e : stats["history"]) {
@@ -167,17 +167,17 @@ TEST_CASE("checkpoint endpoints match Flink's OpenAPI schemas", "[rest][checkpoi
   fresh.id = Id16::Generate();
   d.AddJob(fresh);
   d.SetCheckpoints(fresh.id, empty, SampleCheckpointConfig());
-  json none = Get(f, "/v1/jobs/" + fresh.id.ToHex() + "/checkpoints");
+  json none = GetBody(f, "/v1/jobs/" + fresh.id.ToHex() + "/checkpoints");
   CHECK(none["latest"]["completed"].is_null());
   check(none, "/jobs/{jobid}/checkpoints", "CheckpointingStatistics");
 
-  json details = Get(f, "/v1/jobs/" + kRunning + "/checkpoints/details/4");
+  json details = GetBody(f, "/v1/jobs/" + kRunning + "/checkpoints/details/4");
   check(details, "/jobs/{jobid}/checkpoints/details/{checkpointid}", "CheckpointStatistics");
   CHECK(MissingKeys(details, {"failure_timestamp", "failure_message"}).empty());
 
   // "mode" is lower case on the wire, upper case in the spec's enum:
   // exempt from the enum check, checked against Flink's wire format instead.
-  json config = Get(f, "/v1/jobs/" + kRunning + "/checkpoints/config");
+  json config = GetBody(f, "/v1/jobs/" + kRunning + "/checkpoints/config");
   check(config, "/jobs/{jobid}/checkpoints/config", "CheckpointConfigInfo", {"$.mode"});
   CHECK(weir::testing::kFlinkWireFormat.find(R"({"mode": "exactly_once"|"at_least_once")") != std::string::npos);
   CHECK((config["mode"] == "exactly_once" || config["mode"] == "at_least_once"));

@@ -21,25 +21,6 @@ const std::string kFailed = kFailedJobId;
 const std::string kUnknown = kUnknownJobId;
 const std::regex kHex32("[0-9a-f]{32}");
 
-struct Reply {
-  int status = 0;
-  json body;
-};
-
-Reply Post(ServerFixture& f, const std::string& url, const std::string& body) {
-  auto res = f.client->Post(url.c_str(), body, "application/json");
-  if (!res) FAIL("no response to POST " << url);
-  INFO("POST " << url << " " << body << " -> " << res->status << " " << res->body);
-  return {res->status, json::parse(res->body)};
-}
-
-Reply Get(ServerFixture& f, const std::string& url) {
-  auto res = f.client->Get(url.c_str());
-  if (!res) FAIL("no response to GET " << url);
-  INFO("GET " << url << " -> " << res->status << " " << res->body);
-  return {res->status, json::parse(res->body)};
-}
-
 std::string CheckpointsUrl(const std::string& job) { return "/v1/jobs/" + job + "/checkpoints"; }
 
 // POSTs a checkpoint trigger and returns the request id (202 required).

@@ -34,14 +34,6 @@ const OpenApiSpec& Spec() {
   return *spec;
 }
 
-std::string ReadFileOrFail(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) FAIL("the REST reference is required at '" << path << "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The text of the section starting at the `heading` line, up to the next heading.
 std::string Section(const std::string& text, const std::string& heading) {
   size_t start = text.find(heading);

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include <catch2/catch.hpp>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
@@ -204,5 +205,34 @@ struct ServerFixture {
 };
 
 inline nlohmann::json Body(const httplib::Result& res) { return nlohmann::json::parse(res->body); }
+
+// One request's answer: its status, its body, and the body as JSON. Get and Post fail the
+// test when there is no answer or its body is not JSON, naming the request.
+struct Reply {
+  int status = 0;
+  nlohmann::json body;
+  std::string text;
+};
+
+inline Reply ToReply(const httplib::Result& res, const std::string& what) {
+  if (!res) FAIL("no response to " << what);
+  Reply r;
+  r.status = res->status;
+  r.text = res->body;
+  try {
+    r.body = nlohmann::json::parse(res->body);
+  } catch (const nlohmann::json::parse_error&) {
+    FAIL(what << " answered a body that is not JSON: " << res->body);
+  }
+  return r;
+}
+
+inline Reply Post(ServerFixture& f, const std::string& url, const std::string& body) {
+  return ToReply(f.client->Post(url.c_str(), body, "application/json"), "POST " + url + " " + body);
+}
+
+inline Reply Get(ServerFixture& f, const std::string& url) {
+  return ToReply(f.client->Get(url.c_str()), "GET " + url);
+}
 
 }  // namespace weir::runtime::testing

@@ -29,33 +29,6 @@ const std::string kUnknown = kUnknownJobId;
 const std::string kSpecPath = WEIR_SOURCE_DIR "/tests/runtime/rest/flink-rest-v1-openapi.yml";
 const std::regex kHex32("[0-9a-f]{32}");
 
-struct Reply {
-  int status = 0;
-  json body;
-  std::string text;
-};
-
-Reply ToReply(const httplib::Result& res, const std::string& what) {
-  if (!res) FAIL("no response to " << what);
-  Reply r;
-  r.status = res->status;
-  r.text = res->body;
-  try {
-    r.body = json::parse(res->body);
-  } catch (const json::parse_error& e) {
-    FAIL(what << " answered a body that is not JSON: " << res->body);
-  }
-  return r;
-}
-
-Reply Post(ServerFixture& f, const std::string& url, const std::string& body) {
-  return ToReply(f.client->Post(url.c_str(), body, "application/json"), "POST " + url);
-}
-
-Reply Get(ServerFixture& f, const std::string& url) {
-  return ToReply(f.client->Get(url.c_str()), "GET " + url);
-}
-
 // The errors of a failed request, one per line, after checking Flink's error shape.
 std::string Errors(const Reply& r) {
   INFO(r.text);
@@ -116,14 +89,6 @@ std::string SavepointStatusUrl(const std::string& prefix, const std::string& job
 
 JobStatus StatusOf(ServerFixture& f, const std::string& job) {
   return f.dispatcher.GetJob(ParsedId(job)).value().status;
-}
-
-std::string ReadFileOrFail(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) FAIL("the REST reference is required at '" << path << "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
