@@ -97,7 +97,7 @@ void KafkaNumberSum(weir::StreamExecutionEnvironment& env, const weir::JobArgs& 
       .Name("Parse")
       .Uid("parse")
       .KeyBy([](int64_t n) { return n % 2; })
-      .Process(ParitySum(may_fail))
+      .Process(ParitySum(may_fail, 2))
       .Name("Parity Sum")
       .Uid("parity-sum")
       .Map(FormatSumLine)

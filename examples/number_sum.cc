@@ -1,7 +1,8 @@
-// number_sum: the natural numbers 1..N, partitioned by parity, summed per key in a
-// ValueState. For every input n it emits "<n>,<odd|even>,<sum of that parity up to n>".
+// number_sum: the natural numbers 1..N, keyed by n mod K, summed per key in a
+// ValueState. For every input n it emits "<n>,<key>,<sum of that key up to n>", the
+// key being odd/even with K = 2 (the default) and the number n mod K otherwise.
 //
-//   weir run build/examples/number_sum.so --count 1000 [--rate R] [--output DIR]
+//   weir run build/examples/number_sum.so --count 1000 [--keys K] [--rate R] [--output DIR]
 //                                        [--sink print|file|discard] [--fail-at n1,n2,...]
 //
 // --count 0 runs unbounded; --rate limits records per second (0: as fast as possible);
@@ -14,7 +15,7 @@
 namespace {
 
 void NumberSum(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
-  args.CheckKnown({"count", "rate", "output", "sink", "fail-at"});
+  args.CheckKnown({"count", "rate", "keys", "output", "sink", "fail-at"});
   ParitySumOptions options = ParseParitySumOptions(args);
   std::string output = args.Get("output");
   std::string sink = args.Get("sink", output.empty() ? "print" : "file");

@@ -20,7 +20,7 @@
 namespace {
 
 weir::PgRow ToRow(const SumLine& line) {
-  return {std::to_string(line.n), std::string(line.odd ? "odd" : "even"), std::to_string(line.sum)};
+  return {std::to_string(line.n), KeyName(line), std::to_string(line.sum)};
 }
 
 void PgNumberSum(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {

@@ -138,6 +138,21 @@ cat "$tmp/json-out"/part-* | sort -n >"$tmp/actual-json.txt"
 expect_same_file "$tmp/expected-100.txt" "$tmp/actual-json.txt" "the part files of the --output json run"
 pass
 
+# --- number_sum --keys K ---------------------------------------------------------------
+check "number_sum --keys 7 at p=3: the key is n mod 7 and each line carries that key's running sum"
+run "$WEIR" run -p 3 -D "rest.port=$(free_port)" "$NUMBER_SUM" --count 2000 --keys 7 --output "$tmp/keys-out"
+expect_rc 0
+expected_number_sum 2000 "$tmp/expected-keys.txt" 7
+cat "$tmp/keys-out"/part-* | sort -n >"$tmp/actual-keys.txt"
+expect_same_file "$tmp/expected-keys.txt" "$tmp/actual-keys.txt" "the part files of number_sum --keys 7"
+pass
+
+check "number_sum --keys 0 is refused, naming the option"
+run "$WEIR" run -D "rest.port=$(free_port)" "$NUMBER_SUM" --keys 0
+expect_rc 1
+expect_err_has "--keys must be a positive number"
+pass
+
 # --- a job that fails ----------------------------------------------------------------
 check "a job that throws (--fail-at 5, no restart strategy) exits 1 and names the failure"
 run "$WEIR" run -D "rest.port=$(free_port)" "$NUMBER_SUM" --count 10 --sink discard --fail-at 5

@@ -370,8 +370,10 @@ checkpoints_at_least() {
 }
 
 # expected_number_sum N FILE: what number_sum --count N must produce, computed here.
+# expected_number_sum N FILE [K]: the lines of number_sum --count N --keys K (default 2).
 expected_number_sum() {
-  awk -v n="$1" 'BEGIN { for (i = 1; i <= n; i++) { p = (i % 2) ? "odd" : "even"; s[p] += i; printf "%.0f,%s,%.0f\n", i, p, s[p] } }' >"$2"
+  awk -v n="$1" -v k="${3:-2}" 'BEGIN { for (i = 1; i <= n; i++) {
+    p = (k == 2) ? ((i % 2) ? "odd" : "even") : (i % k); s[p] += i; printf "%.0f,%s,%.0f\n", i, p, s[p] } }' >"$2"
 }
 
 # make_text DIR NAME LINES SEED: a file of LINES lines of words drawn from a small vocabulary.
