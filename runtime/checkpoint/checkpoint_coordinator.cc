@@ -417,6 +417,9 @@ void CheckpointCoordinator::Finalize(PendingPtr pending) {
       for (const auto& s : op.subtasks) snapshot->state_size += static_cast<int64_t>(EncodeSubtaskSnapshot(s).size());
     }
   }
+  if (written.ok() && hooks_.publish && IsCurrent(*pending)) {
+    written = hooks_.publish(*snapshot, CheckpointKind::kCheckpoint);
+  }
   std::vector<std::function<void()>> after;
   std::vector<std::shared_ptr<const CompletedSnapshot>> discard;
   {
@@ -472,6 +475,9 @@ void CheckpointCoordinator::Finalize(PendingPtr pending) {
 void CheckpointCoordinator::FinalizeSavepoint(PendingPtr pending) {
   auto& snapshot = *pending->snapshot();
   Status written = WriteSnapshot(pending->savepoint_dir, snapshot);
+  if (written.ok() && hooks_.publish && pending->kind() == CheckpointKind::kSyncSavepoint && IsCurrent(*pending)) {
+    written = hooks_.publish(snapshot, CheckpointKind::kSyncSavepoint);
+  }
   std::vector<std::function<void()>> after;
   {
     std::lock_guard lock(mu_);
@@ -502,6 +508,11 @@ void CheckpointCoordinator::FinalizeSavepoint(PendingPtr pending) {
   }
   for (auto& f : after) f();
   cv_.notify_all();
+}
+
+bool CheckpointCoordinator::IsCurrent(const PendingCheckpoint& pending) {
+  std::lock_guard lock(mu_);
+  return pending.attempt() == attempt_ && running_;
 }
 
 std::shared_ptr<const CompletedSnapshot> CheckpointCoordinator::LatestCompleted() {

@@ -141,6 +141,9 @@ JobMaster::JobMaster(JobId id, StreamGraph graph, ExecutionPlan plan, JobSetting
   hooks.notify_aborted = [this](int64_t cid, int attempt) {
     ForEachTask(attempt, [cid](Task& t) { t.NotifyCheckpointAborted(cid); });
   };
+  hooks.publish = [this](const CompletedSnapshot& snapshot, CheckpointKind kind) {
+    return publish_hook_ ? publish_hook_(snapshot, kind) : Status::OK();
+  };
   hooks.fail_job = [this](const std::string& reason) {
     std::lock_guard lock(mu_);
     if (failover_reason_.empty()) failover_reason_ = reason;
@@ -168,6 +171,11 @@ void JobMaster::SetStatus(JobStatus s) {
   if (IsGloballyTerminal(s)) end_time_ = timestamps_[s];
   LogInfo("job={} status={}", id_.ToHex(), JobStatusName(s));
   cv_.notify_all();
+}
+
+void JobMaster::SetDurabilityHooks(PublishHook publish, EndHook on_end) {
+  publish_hook_ = std::move(publish);
+  end_hook_ = std::move(on_end);
 }
 
 void JobMaster::Start() {
@@ -384,6 +392,7 @@ void JobMaster::Loop() {
   for (auto& t : attempt_->tasks) t->Join();
   coordinator_->Shutdown(final_status);
   ReleaseResources();
+  if (end_hook_) end_hook_(final_status);
   lock.lock();
   SetStatus(final_status);
 }
