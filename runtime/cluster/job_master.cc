@@ -257,6 +257,7 @@ void JobMaster::Deploy(const CompletedSnapshot* restore_from) {
     attempt->first_task[v] = attempt->first_task[v - 1] + plan_.vertices[v - 1].parallelism;
   }
   const std::string attempt_id = Id16::Generate().ToHex().substr(0, 16);
+  attempt->deployed_ms = NowMillis();
   for (int v = 0; v < nv; ++v) {
     const auto& vertex = plan_.vertices[v];
     const bool finished_on_restore = restore_from && IsVertexFinishedIn(plan_, vertex, *restore_from);
@@ -661,6 +662,7 @@ std::vector<VertexInfo> JobMaster::VertexInfos() const {
     vi.end_time = end_time_;
     ExecutionState agg = ExecutionState::kFinished;
     if (attempt_) {
+      const int64_t now = NowMillis();
       for (int s = 0; s < pv.parallelism; ++s) {
         Task& t = *attempt_->tasks[attempt_->first_task[v] + s];
         ExecutionState st = t.state();
@@ -669,6 +671,22 @@ std::vector<VertexInfo> JobMaster::VertexInfos() const {
         vi.metrics.write_records += t.records_out();
         vi.metrics.read_bytes += t.bytes_in();
         vi.metrics.write_bytes += t.bytes_out();
+        SubtaskInfo& sub = vi.subtasks.emplace_back();
+        sub.subtask = s;
+        sub.attempt = attempt_number_;
+        sub.status = st;
+        sub.start_time = attempt_->deployed_ms;
+        sub.metrics.read_records = t.records_in();
+        sub.metrics.write_records = t.records_out();
+        sub.metrics.read_bytes = t.bytes_in();
+        sub.metrics.write_bytes = t.bytes_out();
+        sub.metrics.backpressured_ms = t.backpressured_nanos() / 1'000'000;
+        sub.metrics.idle_ms = t.idle_nanos() / 1'000'000;
+        sub.metrics.busy_ms = std::max<int64_t>(
+            0, now - attempt_->deployed_ms - sub.metrics.backpressured_ms - sub.metrics.idle_ms);
+        vi.metrics.backpressured_ms = std::max(vi.metrics.backpressured_ms, sub.metrics.backpressured_ms);
+        vi.metrics.idle_ms = std::max(vi.metrics.idle_ms, sub.metrics.idle_ms);
+        vi.metrics.busy_ms = std::max(vi.metrics.busy_ms, sub.metrics.busy_ms);
         if (st == ExecutionState::kFailed) agg = ExecutionState::kFailed;
         else if (st != ExecutionState::kFinished && agg != ExecutionState::kFailed) agg = st;
       }

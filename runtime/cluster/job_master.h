@@ -114,6 +114,7 @@ class JobMaster : public TaskListener {
     std::vector<std::unique_ptr<InputGate>> gates;  // per task
     std::vector<std::unique_ptr<Task>> tasks;       // vertex by vertex, subtask order
     std::vector<int> first_task;                    // per vertex: index of its subtask 0
+    int64_t deployed_ms = 0;                        // when it was deployed
   };
 
   void Loop();
