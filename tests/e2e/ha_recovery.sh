@@ -21,7 +21,7 @@ out="$tmp/out"
 port="$(free_port)"
 conf=(-D "rest.port=$port" -D high-availability.type=filesystem -D "high-availability.storageDir=$ha"
   -D execution.checkpointing.interval=100ms)
-count=60000
+count=90000
 kills=5
 track_pid_file "$WEIR_RUN_DIR/weir-supervisor.pid"
 track_pid_file "$WEIR_RUN_DIR/weir-runtime.pid"
@@ -77,7 +77,11 @@ done
 ((finished || k > kills)) || fail "the kill rounds stopped early"
 
 check "the job finishes with its id, and its committed output holds every n exactly once"
-wait_until 90 job_state_is "$port" "$job" FINISHED || fail "job $job did not finish"
+# A job that finished just before a kill is not known to the next runtime (an ended job's
+# record is removed before its status shows): its output and the log tell.
+if ((finished == 0)); then
+  wait_until 90 job_state_is "$port" "$job" FINISHED || fail "job $job did not finish"
+fi
 expected_number_sum "$count" "$tmp/expected"
 cat "$out"/part-* | sort -t, -k1,1n >"$tmp/actual"
 sort -t, -k1,1n "$tmp/expected" >"$tmp/expected.sorted"
