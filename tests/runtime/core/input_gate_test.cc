@@ -104,15 +104,18 @@ TEST_CASE("input gate: a producer's time on a full channel counts as its backpre
   REQUIRE(gate.PushData(0, Bytes(1), &blocked));
   CHECK(blocked == 0);  // there was room
   std::atomic<bool> pushed{false};
+  bool push_result = false;  // read after join (Catch's assertions are not thread-safe)
   const auto start = std::chrono::steady_clock::now();
   std::thread producer([&] {
-    REQUIRE(gate.PushData(0, Bytes(2), &blocked));
+    push_result = gate.PushData(0, Bytes(2), &blocked);
     pushed = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   const bool was_blocked = !pushed.load();
-  CHECK(gate.Take(nullptr).buffer.data == Bytes(1));
+  auto first = gate.Take(nullptr);
   producer.join();
+  CHECK(push_result);
+  CHECK(first.buffer.data == Bytes(1));
   const int64_t elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(
                               std::chrono::steady_clock::now() - start)
                               .count();
