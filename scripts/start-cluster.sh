@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Usage: scripts/start-cluster.sh [-D key=value]...
+# Usage: scripts/start-cluster.sh [--supervise] [-D key=value]...
 #
 # Starts the local weir runtime (bin/weir-runtime) in the background, in its own
 # session (it survives the end of the terminal), and waits until its REST endpoint
 # answers GET /overview. Then `weir run -d`, `weir list` and `weir cancel` reach it at
 # rest.address:rest.port (default localhost:8081). scripts/stop-cluster.sh stops it.
 #
+#   --supervise         run it under scripts/supervise-runtime.sh, a restart loop that
+#                       starts it again whenever it dies (with high-availability.type:
+#                       filesystem it then resumes its jobs); the loop's pid is in
+#                       weir-supervisor.pid, its restarts in the log. On machines with
+#                       systemd, conf/weir-runtime.service does the same.
 #   -D key=value        configuration property for the runtime (repeatable), e.g.
 #                       -D rest.port=8082; the rest comes from conf/config.yaml
 #   WEIR_BUILD_DIR      the build tree holding bin/weir-runtime, default <repo>/build
@@ -24,18 +29,24 @@ RUN_DIR="${WEIR_RUN_DIR:-$ROOT/.weir-run}"
 TIMEOUT="${WEIR_START_TIMEOUT:-30}"
 RUNTIME="$BUILD_DIR/bin/weir-runtime"
 PID_FILE="$RUN_DIR/weir-runtime.pid"
+SUPERVISOR_PID_FILE="$RUN_DIR/weir-supervisor.pid"
 LOG_FILE="$RUN_DIR/weir-runtime.log"
 
 usage() {
-  echo "usage: scripts/start-cluster.sh [-D key=value]..."
+  echo "usage: scripts/start-cluster.sh [--supervise] [-D key=value]..."
 }
 
 props=()
+supervise=0
 while (($# > 0)); do
   case "$1" in
     -h | --help)
       usage
       exit 0
+      ;;
+    --supervise)
+      supervise=1
+      shift
       ;;
     -D)
       if (($# < 2)); then
@@ -103,6 +114,16 @@ is_weir_runtime() {
   [[ "$(basename "$exe")" == weir-runtime ]]
 }
 
+if [[ -f "$SUPERVISOR_PID_FILE" ]]; then
+  old_pid="$(<"$SUPERVISOR_PID_FILE")"
+  if [[ "$old_pid" =~ ^[0-9]+$ ]] && kill -0 "$old_pid" 2>/dev/null &&
+    tr '\0' '\n' <"/proc/$old_pid/cmdline" 2>/dev/null | grep -q 'supervise-runtime.sh$'; then
+    echo "start-cluster: a supervised weir runtime is already running (supervisor pid $old_pid, pid file '$SUPERVISOR_PID_FILE')" >&2
+    echo "hint: stop it with scripts/stop-cluster.sh, or set WEIR_RUN_DIR to start another one" >&2
+    exit 1
+  fi
+  rm -f "$SUPERVISOR_PID_FILE"
+fi
 if [[ -f "$PID_FILE" ]]; then
   old_pid="$(<"$PID_FILE")"
   if [[ "$old_pid" =~ ^[0-9]+$ ]] && is_weir_runtime "$old_pid"; then
@@ -119,9 +140,17 @@ fi
 printf 'Starting weir runtime ... '
 
 # The child writes its own pid before it becomes weir-runtime (exec keeps the pid), so the
-# pid file is right even when setsid has to fork.
-setsid bash -c 'echo $$ >"$0" && exec "$@"' "$PID_FILE" "$RUNTIME" "${props[@]}" \
-  </dev/null >"$LOG_FILE" 2>&1 9>&- &
+# pid file is right even when setsid has to fork. Supervised, the loop writes the runtime's
+# pid file at each start and the launcher writes the loop's.
+supervisor=""
+if ((supervise)); then
+  rm -f "$PID_FILE"
+  WEIR_RUN_DIR="$RUN_DIR" setsid bash -c 'echo $$ >"$0" && exec "$@"' "$SUPERVISOR_PID_FILE" \
+    "$ROOT/scripts/supervise-runtime.sh" "$RUNTIME" "${props[@]}" </dev/null >"$LOG_FILE" 2>&1 9>&- &
+else
+  setsid bash -c 'echo $$ >"$0" && exec "$@"' "$PID_FILE" "$RUNTIME" "${props[@]}" \
+    </dev/null >"$LOG_FILE" 2>&1 9>&- &
+fi
 launcher=$!
 
 # fail_start MESSAGE: ends the "Starting" line, prints MESSAGE and the end of the log, exits 1.
@@ -136,6 +165,10 @@ fail_start() {
       echo "the log '$LOG_FILE' is empty"
     fi
   } >&2
+  if [[ -n "$supervisor" ]]; then
+    kill -TERM "$supervisor" 2>/dev/null
+    rm -f "$SUPERVISOR_PID_FILE"
+  fi
   rm -f "$PID_FILE"
   exit 1
 }
@@ -144,15 +177,22 @@ deadline=$((SECONDS + TIMEOUT))
 pid=""
 url=""
 while true; do
+  if ((supervise)) && [[ -z "$supervisor" && -s "$SUPERVISOR_PID_FILE" ]]; then
+    supervisor="$(<"$SUPERVISOR_PID_FILE")"
+  fi
   if [[ -z "$pid" && -s "$PID_FILE" ]]; then
     pid="$(<"$PID_FILE")"
   fi
   if [[ -n "$pid" ]] && ! kill -0 "$pid" 2>/dev/null; then
+    if ((supervise)); then
+      # The loop would start it again; a runtime that cannot start once is not retried.
+      fail_start "weir-runtime exited before its REST endpoint answered; the supervisor was stopped"
+    fi
     status=""
     if wait "$launcher" 2>/dev/null; then status=0; else status=$?; fi
     fail_start "weir-runtime exited (status $status) before its REST endpoint answered"
   fi
-  if [[ -z "$pid" ]] && ! kill -0 "$launcher" 2>/dev/null; then
+  if [[ -z "$pid" ]] && ! kill -0 "${supervisor:-$launcher}" 2>/dev/null; then
     fail_start "weir-runtime could not be launched"
   fi
   if [[ -n "$pid" && -z "$url" ]]; then
@@ -168,4 +208,8 @@ while true; do
   sleep 0.1
 done
 
-echo "started (pid $pid) on $url"
+if [[ -n "$supervisor" ]]; then
+  echo "started (pid $pid, supervised by pid $supervisor) on $url"
+else
+  echo "started (pid $pid) on $url"
+fi

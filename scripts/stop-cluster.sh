@@ -2,8 +2,11 @@
 # Usage: scripts/stop-cluster.sh
 #
 # Stops the weir runtime that scripts/start-cluster.sh started: SIGTERM (the runtime
-# cancels its jobs and exits), then SIGKILL when it is still alive after
-# WEIR_STOP_TIMEOUT seconds (default 10). Removes the pid file.
+# cancels its jobs and exits; with high-availability.type: filesystem it leaves them
+# recorded for the next runtime instead), then SIGKILL when it is still alive after
+# WEIR_STOP_TIMEOUT seconds (default 10). Removes the pid file. A runtime started with
+# --supervise is stopped through its restart loop (weir-supervisor.pid), which passes
+# SIGTERM on and does not restart it.
 #
 #   WEIR_RUN_DIR      the run directory given to start-cluster.sh, default <repo>/.weir-run
 #   WEIR_STOP_TIMEOUT seconds to wait after SIGTERM, default 10
@@ -33,8 +36,9 @@ if ! [[ "$TIMEOUT" =~ ^[0-9]+$ ]]; then
   echo "stop-cluster: invalid WEIR_STOP_TIMEOUT '$TIMEOUT': expected a number of seconds" >&2
   exit 2
 fi
+SUPERVISOR_PID_FILE="$RUN_DIR/weir-supervisor.pid"
 
-if [[ ! -f "$PID_FILE" ]]; then
+if [[ ! -f "$PID_FILE" && ! -f "$SUPERVISOR_PID_FILE" ]]; then
   echo "No weir runtime is running (no pid file '$PID_FILE')."
   exit 0
 fi
@@ -44,6 +48,31 @@ if command -v flock >/dev/null 2>&1 && [[ -w "$RUN_DIR" ]]; then
   if ! flock -w 15 9; then
     echo "stop-cluster: another start-cluster.sh or stop-cluster.sh holds '$RUN_DIR/weir-runtime.lock'" >&2
     exit 1
+  fi
+fi
+
+# The restart loop first: it must not start the runtime again once that is stopped.
+if [[ -f "$SUPERVISOR_PID_FILE" ]]; then
+  spid="$(<"$SUPERVISOR_PID_FILE")"
+  if [[ "$spid" =~ ^[0-9]+$ ]] && kill -0 "$spid" 2>/dev/null &&
+    tr '\0' '\n' <"/proc/$spid/cmdline" 2>/dev/null | grep -q 'supervise-runtime.sh$'; then
+    printf 'Stopping the restart loop (pid %s) ... ' "$spid"
+    kill -TERM "$spid" 2>/dev/null || true
+    for ((i = 0; i < TIMEOUT * 10 + 10; i++)); do
+      kill -0 "$spid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$spid" 2>/dev/null; then
+      kill -KILL "$spid" 2>/dev/null || true
+      echo "killed."
+    else
+      echo "stopped."
+    fi
+  fi
+  rm -f "$SUPERVISOR_PID_FILE"
+  if [[ ! -f "$PID_FILE" ]]; then
+    echo "The weir runtime is stopped."
+    exit 0
   fi
 fi
 

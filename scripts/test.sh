@@ -22,5 +22,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/peers/hdfs.sh" install
 # The Kafka broker of tests/e2e/kafka_*.sh (idempotent; once per machine, about 15 s and 55 MB).
 "$ROOT/scripts/peers/kafka.sh" install
+# Debian's chromium and Playwright (npm) of tests/e2e/dashboard.sh (idempotent; once per machine).
+"$ROOT/scripts/peers/browser.sh" install
 "$ROOT/scripts/build.sh" "$ROOT/build"
 exec ctest --test-dir "$ROOT/build" --output-on-failure -j "${WEIR_JOBS:-2}" "$@"

@@ -5,6 +5,7 @@
 #include "lib/cli/run_tool.h"
 #include "lib/common/logging.h"
 #include "lib/config/options.h"
+#include "runtime/cluster/high_availability.h"
 #include "runtime/cluster/local_runtime.h"
 
 int main(int argc, char** argv) {
@@ -33,6 +34,10 @@ int main(int argc, char** argv) {
     if (log_file && !log_file->empty() && !weir::SetLogFile(*log_file)) {
       return ctx.UsageError(weir::Status::InvalidArgument("cannot open the log file '" + *log_file +
                                                           "' (weir.runtime.log.file)"));
+    }
+    // Bad high-availability settings are a usage error, found before anything starts.
+    if (auto ha = weir::runtime::HighAvailabilitySettings::FromConfig(config); !ha.ok()) {
+      return ctx.UsageError(ha.status());
     }
     return weir::runtime::RunRuntimeDaemon(config);
   });

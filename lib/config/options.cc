@@ -545,6 +545,28 @@ const ConfigOption kRuntimeLogLevel{
     .description = "Least severe runtime log messages written.",
 };
 
+// --- high availability ---
+
+const ConfigOption kHighAvailabilityType{
+    .key = "high-availability.type",
+    .type = OptionType::kEnum,
+    .default_value = "NONE",
+    .deprecated_keys = {"high-availability"},
+    .enum_values = {"NONE", "filesystem", "zookeeper", "kubernetes"},
+    .description = "'filesystem': weir-runtime records every job and its latest completed "
+                   "checkpoint in high-availability.storageDir, and a restarted weir-runtime on "
+                   "that directory resumes the jobs that were running. 'zookeeper' and "
+                   "'kubernetes' are Flink's and are refused.",
+};
+
+const ConfigOption kHighAvailabilityStorageDir{
+    .key = "high-availability.storageDir",
+    .type = OptionType::kString,
+    .default_value = "",
+    .description = "Local directory of the high-availability records (required with "
+                   "high-availability.type: filesystem); one runtime at a time uses it.",
+};
+
 const std::vector<const ConfigOption*>& AllOptions() {
   static const std::vector<const ConfigOption*> all = {
       &kExecutionTarget,
@@ -606,6 +628,8 @@ const std::vector<const ConfigOption*>& AllOptions() {
       &kHdfsWebhdfsPort,
       &kRuntimeLogFile,
       &kRuntimeLogLevel,
+      &kHighAvailabilityType,
+      &kHighAvailabilityStorageDir,
   };
   return all;
 }

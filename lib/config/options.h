@@ -83,6 +83,10 @@ extern const ConfigOption kHdfsWebhdfsPort;        // fs.hdfs.webhdfs.port (9870
 extern const ConfigOption kRuntimeLogFile;         // weir.runtime.log.file (stderr when unset)
 extern const ConfigOption kRuntimeLogLevel;        // weir.runtime.log.level (INFO)
 
+// --- high availability (weir's own filesystem type: one machine, no ZooKeeper) ---
+extern const ConfigOption kHighAvailabilityType;        // high-availability.type (NONE)
+extern const ConfigOption kHighAvailabilityStorageDir;  // high-availability.storageDir
+
 // Every option above, for validation and unknown-key warnings.
 const std::vector<const ConfigOption*>& AllOptions();
 

@@ -437,6 +437,9 @@ void CheckpointCoordinator::Finalize(PendingPtr pending) {
   snapshot->backend = settings_.state_backend;
   Status written = Status::OK();
   if (!storage_->in_memory()) written = WriteSnapshot(storage_->CheckpointDirectory(snapshot->id), *snapshot);
+  if (written.ok() && hooks_.publish && IsCurrent(*pending)) {
+    written = hooks_.publish(*snapshot, CheckpointKind::kCheckpoint);
+  }
   std::vector<std::function<void()>> after;
   SnapshotDiscard discard;
   {
@@ -447,7 +450,9 @@ void CheckpointCoordinator::Finalize(PendingPtr pending) {
       // The job failed over (or ended) while this was written: the new attempt has
       // restored from an older checkpoint, so this one must never be used.
       FailLocked(std::move(pending), CheckpointFailureReason::kJobSuspended,
-                 "the job failed over while checkpoint " + std::to_string(snapshot->id) + " was written", &after);
+                 std::string(running_ ? "the job failed over" : "the job ended") + " while checkpoint " +
+                     std::to_string(snapshot->id) + " was written",
+                 &after);
     } else {
       consecutive_failures_ = 0;
       last_end_nanos_ = MonotonicNanos();
@@ -494,6 +499,9 @@ void CheckpointCoordinator::FinalizeSavepoint(PendingPtr pending) {
   auto& snapshot = *pending->snapshot();
   snapshot.backend = settings_.state_backend;
   Status written = WriteSnapshot(pending->savepoint_dir, snapshot);
+  if (written.ok() && hooks_.publish && pending->kind() == CheckpointKind::kSyncSavepoint && IsCurrent(*pending)) {
+    written = hooks_.publish(snapshot, CheckpointKind::kSyncSavepoint);
+  }
   std::vector<std::function<void()>> after;
   {
     std::lock_guard lock(mu_);
@@ -525,6 +533,11 @@ void CheckpointCoordinator::FinalizeSavepoint(PendingPtr pending) {
   }
   for (auto& f : after) f();
   cv_.notify_all();
+}
+
+bool CheckpointCoordinator::IsCurrent(const PendingCheckpoint& pending) {
+  std::lock_guard lock(mu_);
+  return pending.attempt() == attempt_ && running_;
 }
 
 std::shared_ptr<const CompletedSnapshot> CheckpointCoordinator::LatestCompleted() {

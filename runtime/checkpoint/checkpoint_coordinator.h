@@ -60,6 +60,11 @@ struct CheckpointHooks {
   std::function<void(int64_t id, int attempt)> notify_aborted;
   // Too many checkpoint failures in a row: the job must fail over.
   std::function<void(const std::string& reason)> fail_job;
+  // Optional (high availability): a checkpoint, or the synchronous savepoint of a
+  // stop-with-savepoint, was written and is about to complete. Runs on the
+  // coordinator's thread before any task hears notifyCheckpointComplete for it and
+  // before older checkpoints are deleted; a failure fails that checkpoint or savepoint.
+  std::function<Status(const CompletedSnapshot& snapshot, CheckpointKind kind)> publish;
 };
 
 class CheckpointCoordinator {
@@ -144,6 +149,8 @@ class CheckpointCoordinator {
   void MaybeCompleteLocked(int64_t id);
   void Finalize(PendingPtr pending);
   void FinalizeSavepoint(PendingPtr pending);
+  // Whether `pending` belongs to the running attempt (takes mu_).
+  bool IsCurrent(const PendingCheckpoint& pending);
   void AbortLocked(int64_t id, CheckpointFailureReason reason, const std::string& message,
                    std::vector<std::function<void()>>* after);
   // Records the failure of a checkpoint no longer in `pending_` (removed by the caller).

@@ -186,6 +186,9 @@ JobMaster::JobMaster(JobId id, StreamGraph graph, ExecutionPlan plan, JobSetting
   hooks.notify_aborted = [this](int64_t cid, int attempt) {
     ForEachTask(attempt, [cid](Task& t) { t.NotifyCheckpointAborted(cid); });
   };
+  hooks.publish = [this](const CompletedSnapshot& snapshot, CheckpointKind kind) {
+    return publish_hook_ ? publish_hook_(snapshot, kind) : Status::OK();
+  };
   hooks.fail_job = [this](const std::string& reason) {
     std::lock_guard lock(mu_);
     if (failover_reason_.empty()) failover_reason_ = reason;
@@ -216,6 +219,11 @@ void JobMaster::SetStatus(JobStatus s) {
   if (IsGloballyTerminal(s)) end_time_ = timestamps_[s];
   LogInfo("job={} status={}", id_.ToHex(), JobStatusName(s));
   cv_.notify_all();
+}
+
+void JobMaster::SetDurabilityHooks(PublishHook publish, EndHook on_end) {
+  publish_hook_ = std::move(publish);
+  end_hook_ = std::move(on_end);
 }
 
 void JobMaster::Start() {
@@ -298,6 +306,7 @@ void JobMaster::Deploy(const RestorePoint* restore_from) {
     attempt->first_task[v] = attempt->first_task[v - 1] + plan_.vertices[v - 1].parallelism;
   }
   const std::string attempt_id = Id16::Generate().ToHex().substr(0, 16);
+  attempt->deployed_ms = NowMillis();
   for (int v = 0; v < nv; ++v) {
     const auto& vertex = plan_.vertices[v];
     const bool finished_on_restore = restore_from && IsVertexFinishedIn(plan_, vertex, *restore_from->snapshot);
@@ -455,6 +464,7 @@ void JobMaster::Loop() {
   coordinator_->Shutdown(final_status);
   StopSnapshotWriters();
   ReleaseResources();
+  if (end_hook_) end_hook_(final_status);
   lock.lock();
   SetStatus(final_status);
 }
@@ -729,6 +739,7 @@ std::vector<VertexInfo> JobMaster::VertexInfos() const {
     vi.end_time = end_time_;
     ExecutionState agg = ExecutionState::kFinished;
     if (attempt_) {
+      const int64_t now = NowMillis();
       for (int s = 0; s < pv.parallelism; ++s) {
         Task& t = *attempt_->tasks[attempt_->first_task[v] + s];
         ExecutionState st = t.state();
@@ -737,6 +748,22 @@ std::vector<VertexInfo> JobMaster::VertexInfos() const {
         vi.metrics.write_records += t.records_out();
         vi.metrics.read_bytes += t.bytes_in();
         vi.metrics.write_bytes += t.bytes_out();
+        SubtaskInfo& sub = vi.subtasks.emplace_back();
+        sub.subtask = s;
+        sub.attempt = attempt_number_;
+        sub.status = st;
+        sub.start_time = attempt_->deployed_ms;
+        sub.metrics.read_records = t.records_in();
+        sub.metrics.write_records = t.records_out();
+        sub.metrics.read_bytes = t.bytes_in();
+        sub.metrics.write_bytes = t.bytes_out();
+        sub.metrics.backpressured_ms = t.backpressured_nanos() / 1'000'000;
+        sub.metrics.idle_ms = t.idle_nanos() / 1'000'000;
+        sub.metrics.busy_ms = std::max<int64_t>(
+            0, now - attempt_->deployed_ms - sub.metrics.backpressured_ms - sub.metrics.idle_ms);
+        vi.metrics.backpressured_ms = std::max(vi.metrics.backpressured_ms, sub.metrics.backpressured_ms);
+        vi.metrics.idle_ms = std::max(vi.metrics.idle_ms, sub.metrics.idle_ms);
+        vi.metrics.busy_ms = std::max(vi.metrics.busy_ms, sub.metrics.busy_ms);
         if (st == ExecutionState::kFailed) agg = ExecutionState::kFailed;
         else if (st != ExecutionState::kFinished && agg != ExecutionState::kFailed) agg = st;
       }

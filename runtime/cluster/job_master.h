@@ -8,6 +8,7 @@
 // Thread-safe. A control thread per job drives the lifecycle; tasks report to it.
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -51,6 +52,14 @@ class JobMaster : public TaskListener {
                                                    const Configuration& config, const RestoreSettings& restore,
                                                    std::shared_ptr<void> library);
   ~JobMaster() override;
+
+  // High availability (optional; set before Start). `publish` runs before the tasks
+  // hear that a checkpoint or a stop-with-savepoint's savepoint completed (its failure
+  // fails that snapshot; see CheckpointHooks::publish); `on_end` runs once the job has
+  // ended, after checkpointing stopped and before its terminal status shows.
+  using PublishHook = std::function<Status(const CompletedSnapshot& snapshot, CheckpointKind kind)>;
+  using EndHook = std::function<void(JobStatus status)>;
+  void SetDurabilityHooks(PublishHook publish, EndHook on_end);
 
   // Deploys the tasks and returns; the job runs on its own threads.
   void Start();
@@ -119,6 +128,7 @@ class JobMaster : public TaskListener {
     std::vector<std::unique_ptr<InputGate>> gates;  // per task
     std::vector<std::unique_ptr<Task>> tasks;       // vertex by vertex, subtask order
     std::vector<int> first_task;                    // per vertex: index of its subtask 0
+    int64_t deployed_ms = 0;                        // when it was deployed
   };
 
   void Loop();
@@ -175,6 +185,8 @@ class JobMaster : public TaskListener {
     SnapshotFormat format;
   };
   std::optional<DrainStop> drain_stop_;  // stop --drain waiting for the sources to end
+  PublishHook publish_hook_;  // set before Start, then read-only
+  EndHook end_hook_;
   std::thread thread_;
 };
 

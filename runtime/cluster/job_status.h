@@ -29,6 +29,19 @@ bool IsGloballyTerminal(JobStatus s);
 
 struct VertexMetrics {
   int64_t read_bytes = 0, write_bytes = 0, read_records = 0, write_records = 0;
+  // Over the current attempt (for a vertex: the largest of its subtasks', as Flink):
+  // ms spent blocked on a full output channel, ms waiting with nothing to do, and the
+  // rest of the time since the attempt was deployed.
+  int64_t backpressured_ms = 0, idle_ms = 0, busy_ms = 0;
+};
+
+// One subtask of a vertex in the current attempt.
+struct SubtaskInfo {
+  int subtask = 0;
+  int attempt = 0;
+  ExecutionState status = ExecutionState::kCreated;
+  int64_t start_time = -1;  // when the attempt was deployed (ms)
+  VertexMetrics metrics;
 };
 
 struct VertexInfo {
@@ -40,6 +53,7 @@ struct VertexInfo {
   int64_t start_time = -1, end_time = -1;
   std::map<ExecutionState, int> tasks;  // subtasks per state
   VertexMetrics metrics;
+  std::vector<SubtaskInfo> subtasks;    // of the current attempt (the last one once ended)
 };
 
 struct JobInfo {

@@ -88,9 +88,11 @@ Result<JobId> LocalDispatcher::SubmitJobFile(const std::string& path, const JarR
 }
 
 Result<JobId> LocalDispatcher::Submit(std::shared_ptr<JobLibrary> library, const JarRunRequest& request,
-                                      const std::function<void(const JobId&)>& before_start) {
+                                      const std::function<void(const JobId&)>& before_start,
+                                      const RecoveredJob* resumed) {
   Configuration config = config_;
   for (const auto& [k, v] : request.flink_configuration) config.Set(k, v);
+  std::map<std::string, std::string> recorded_config = request.flink_configuration;
   int parallelism = 1;
   if (request.parallelism) {
     parallelism = *request.parallelism;
@@ -108,6 +110,7 @@ Result<JobId> LocalDispatcher::Submit(std::shared_ptr<JobLibrary> library, const
   for (const auto& w : warnings) LogWarn("{}", w);
   WEIR_ASSIGN_OR_RETURN(auto max_p, config.GetInt(options::kPipelineMaxParallelism));
   if (max_p && graph.max_parallelism == 0) graph.max_parallelism = static_cast<int>(*max_p);
+  if (ha_) WEIR_RETURN_IF_ERROR(PrepareForHighAvailability(config, recorded_config));
 
   RestoreSettings restore;
   restore.path = request.savepoint_path;
@@ -137,12 +140,32 @@ Result<JobId> LocalDispatcher::Submit(std::shared_ptr<JobLibrary> library, const
     }
     reserved_ids_.insert(id);
   }
+  const std::string job_name = graph.job_name;
   auto master = JobMaster::Create(id, std::move(graph), parallelism, config, restore, library);
+  // High availability: the job is recorded (durably) before it starts, so that no
+  // checkpoint of it completes unrecorded.
+  Status recorded = Status::OK();
+  if (master.ok() && ha_ && !resumed) {
+    JobRecord record;
+    record.id = id;
+    record.job_name = job_name;
+    record.entry_class = request.entry_class;
+    record.program_args = request.program_args;
+    record.parallelism = request.parallelism;
+    record.configuration = recorded_config;
+    record.restore_path = request.savepoint_path;
+    record.allow_non_restored_state = request.allow_non_restored_state;
+    record.claim_mode = request.claim_mode;
+    record.submitted_ms = NowMillis();
+    recorded = ha_->store->AddJob(record, library->path());
+  }
+  if (master.ok() && recorded.ok() && ha_) AttachDurabilityHooks(**master);
   std::shared_ptr<JobMaster> job;
   {
     std::lock_guard lock(mu_);
     reserved_ids_.erase(id);
     if (!master.ok()) return master.status();
+    if (!recorded.ok()) return recorded;
     job = std::shared_ptr<JobMaster>(std::move(*master));
     jobs_[id] = job;
   }
@@ -200,6 +223,15 @@ Result<JobInfo> LocalDispatcher::GetJob(const JobId& id) {
 Status LocalDispatcher::CancelJob(const JobId& id) {
   auto job = Find(id);
   if (!job) return JobNotFound(id);
+  // High availability: a job whose cancel was asked for is not resumed, even when the
+  // runtime dies before the job has ended.
+  if (std::shared_ptr<HighAvailability> ha = ha_; ha && ha->attached && !job->EndTime()) {
+    Status marked = ha->store->SetState(id, JobRecordState::kCancelling);
+    if (!marked.ok() && !marked.IsNotFound()) {
+      LogWarn("job={} cancelling, but the high-availability record could not say so (a runtime restarted "
+              "before the job ended would resume it): {}", id.ToHex(), marked.message());
+    }
+  }
   return job->Cancel();
 }
 
@@ -416,6 +448,145 @@ Result<JobId> LocalDispatcher::RunJar(const std::string& jar_id, const JarRunReq
   }
   WEIR_ASSIGN_OR_RETURN(auto library, JobLibrary::Open(path));
   return Submit(std::move(library), request);
+}
+
+// --- high availability ---
+
+void LocalDispatcher::EnableHighAvailability(std::shared_ptr<FileSystemHaStore> store) {
+  auto ha = std::make_shared<HighAvailability>();
+  ha->store = std::move(store);
+  ha_ = std::move(ha);
+}
+
+void LocalDispatcher::DetachHighAvailability() {
+  if (ha_) ha_->attached = false;
+}
+
+Status LocalDispatcher::PrepareForHighAvailability(Configuration& config,
+                                                   std::map<std::string, std::string>& recorded) {
+  WEIR_ASSIGN_OR_RETURN(CheckpointSettings settings, CheckpointSettings::FromConfig(config));
+  if (!settings.enabled || !settings.dir.empty()) return Status::OK();
+  // Checkpoints must outlive the process: without a directory of its own, the job's go
+  // under the storage directory (Flink keeps in-memory checkpoints' metadata there too).
+  const std::string dir = ha_->store->DefaultCheckpointDir();
+  Configuration with_dir = config;
+  with_dir.Set(options::kCheckpointingDir.key, dir);
+  WEIR_ASSIGN_OR_RETURN(CheckpointSettings again, CheckpointSettings::FromConfig(with_dir));
+  if (again.dir.empty()) {
+    return Status::FailedPrecondition(
+               "the job keeps its checkpoints in memory (execution.checkpointing.storage or state.backend.type "
+               "'jobmanager'), which a restarted runtime cannot restore from, and this runtime runs with "
+               "high-availability.type: filesystem")
+        .WithHint("leave execution.checkpointing.storage unset (checkpoints then go to '" + dir +
+                  "'), or set execution.checkpointing.dir");
+  }
+  config = std::move(with_dir);
+  recorded[options::kCheckpointingDir.key] = dir;
+  return Status::OK();
+}
+
+void LocalDispatcher::AttachDurabilityHooks(JobMaster& job) {
+  std::shared_ptr<HighAvailability> ha = ha_;
+  const JobId id = job.id();
+  job.SetDurabilityHooks(
+      [ha, id](const CompletedSnapshot& snapshot, CheckpointKind kind) -> Status {
+        if (!ha->attached) return Status::OK();
+        // A completed stop-with-savepoint ends the job for good: never resumed.
+        if (kind == CheckpointKind::kSyncSavepoint) return ha->store->SetState(id, JobRecordState::kStopped);
+        if (snapshot.external_path.empty()) return Status::OK();
+        return ha->store->PublishCheckpoint(id, snapshot.id, snapshot.external_path);
+      },
+      [ha, id](JobStatus status) {
+        if (!ha->attached) return;
+        Status removed = ha->store->RemoveJob(id);
+        if (!removed.ok()) {
+          LogError("job={} ended ({}) but its high-availability record could not be removed, so the next runtime "
+                   "would resume it: {}; remove '{}/jobs/{}' by hand",
+                   id.ToHex(), JobStatusName(status), removed.message(), ha->store->storage_dir(), id.ToHex());
+        }
+      });
+}
+
+namespace {
+
+// Whether `dir` holds a checkpoint whose _metadata is intact (the state files are
+// checked when the job loads it).
+bool HasValidMetadata(const std::string& dir) {
+  const std::string meta = JoinPath(dir, kMetadataFileName);
+  auto file = ReadSnapshotFile(meta);
+  return file.ok() && UnframeFile(*file, kMetaMagic, kMetadataVersion, meta).ok();
+}
+
+}  // namespace
+
+std::vector<JobId> LocalDispatcher::ResumeRecordedJobs() {
+  std::vector<JobId> resumed_ids;
+  std::shared_ptr<HighAvailability> ha = ha_;
+  if (!ha) return resumed_ids;
+  const std::string& storage = ha->store->storage_dir();
+  std::vector<Status> errors;
+  std::vector<RecoveredJob> jobs = ha->store->ListJobs(&errors);
+  for (const Status& e : errors) {
+    LogError("high availability: a recorded job cannot be read, so it is not resumed: {}; hint: remove its "
+             "directory under '{}/jobs' to forget it",
+             e.message(), storage);
+  }
+  for (const RecoveredJob& job : jobs) {
+    const JobRecord& r = job.record;
+    const std::string id = r.id.ToHex();
+    if (r.state != JobRecordState::kRunning) {
+      LogInfo("job={} ('{}') {} when the previous runtime ended: not resumed", id, r.job_name,
+              r.state == JobRecordState::kCancelling ? "was being cancelled" : "had been stopped with a savepoint");
+      Status removed = ha->store->RemoveJob(r.id);
+      if (!removed.ok()) LogWarn("job={}: {}", id, removed.message());
+      continue;
+    }
+    JarRunRequest request;
+    request.entry_class = r.entry_class;
+    request.program_args = r.program_args;
+    request.parallelism = r.parallelism;
+    request.job_id = r.id;
+    request.flink_configuration = r.configuration;
+    request.allow_non_restored_state = r.allow_non_restored_state;
+    std::string from = "as it was first submitted";
+    if (job.latest) {
+      // The job's own checkpoint, claimed: it goes once a newer one is retained.
+      request.savepoint_path = job.latest->path;
+      request.claim_mode = "CLAIM";
+      from = "from checkpoint " + std::to_string(job.latest->checkpoint_id) + " ('" + job.latest->path + "')";
+      if (!HasValidMetadata(job.latest->path)) {
+        // The checkpoint went away while its successor was being recorded (a failover
+        // raced the pointer): the newest complete checkpoint of the job is as good.
+        std::string note;
+        auto newest = ResolveSnapshotPath(ParentPath(job.latest->path), &note);
+        if (!newest.ok()) {
+          LogError("job={} ('{}') cannot be resumed: its latest checkpoint '{}' is gone and its checkpoint "
+                   "directory holds no other complete one ({}); hint: restore it by hand with 'weir run -s', then "
+                   "remove '{}/jobs/{}'",
+                   id, r.job_name, job.latest->path, newest.status().message(), storage, id);
+          continue;
+        }
+        LogWarn("job={}: its latest recorded checkpoint '{}' is gone; {}", id, job.latest->path, note);
+        request.savepoint_path = *newest;
+        from = "from '" + *newest + "'";
+      }
+    } else {
+      request.savepoint_path = r.restore_path;
+      request.claim_mode = r.claim_mode;
+      if (!r.restore_path.empty()) from = "from '" + r.restore_path + "', as it was first submitted";
+    }
+    auto library = JobLibrary::Open(job.job_file);
+    Result<JobId> submitted = library.ok() ? Submit(*library, request, nullptr, &job) : library.status();
+    if (!submitted.ok()) {
+      LogError("job={} ('{}') cannot be resumed {}: {}; hint: fix the cause and restart the runtime, or remove "
+               "'{}/jobs/{}' to forget the job",
+               id, r.job_name, from, submitted.status().message(), storage, id);
+      continue;
+    }
+    LogInfo("job={} ('{}') resumed {} (high availability)", id, r.job_name, from);
+    resumed_ids.push_back(r.id);
+  }
+  return resumed_ids;
 }
 
 }  // namespace weir::runtime

@@ -5,6 +5,7 @@
 //
 // Thread-safe.
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -14,6 +15,7 @@
 
 #include "lib/config/config.h"
 #include "runtime/cluster/dispatcher.h"
+#include "runtime/cluster/high_availability.h"
 #include "runtime/cluster/job_loader.h"
 #include "runtime/cluster/job_master.h"
 
@@ -32,6 +34,20 @@ class LocalDispatcher final : public Dispatcher {
                               const std::function<void(const JobId&)>& before_start = nullptr);
   // Cancels every job that is not terminal and waits for all of them to end.
   void Shutdown();
+
+  // High availability: from now on every submitted job is recorded in `store` with its
+  // latest completed checkpoint (high_availability.h), and forgotten there once it ends.
+  // Jobs without a checkpoint directory get <storageDir>/checkpoints; a job whose
+  // checkpoints would stay in memory is refused. Call before the first submission.
+  void EnableHighAvailability(std::shared_ptr<FileSystemHaStore> store);
+  // Submits again, with their job ids, the jobs a previous runtime left running in the
+  // store, each from its latest completed checkpoint (else as it was first submitted);
+  // forgets the ones that were being cancelled or had been stopped. A job that cannot
+  // be resumed is logged with the way out and left in the store. Returns the ids resumed.
+  std::vector<JobId> ResumeRecordedJobs();
+  // Stops recording: the store keeps the running jobs as they are, for the next runtime
+  // (the process is about to end without cancelling them).
+  void DetachHighAvailability();
   // Blocks until the job is globally terminal. NotFound for an unknown id.
   Result<JobStatus> WaitForJob(const JobId& id);
 
@@ -60,8 +76,15 @@ class LocalDispatcher final : public Dispatcher {
   Result<JobId> RunJar(const std::string& jar_id, const JarRunRequest& request) override;
 
  private:
+  // `resumed`: the job comes back from the high-availability store (it is recorded
+  // already).
   Result<JobId> Submit(std::shared_ptr<JobLibrary> library, const JarRunRequest& request,
-                       const std::function<void(const JobId&)>& before_start = nullptr);
+                       const std::function<void(const JobId&)>& before_start = nullptr,
+                       const RecoveredJob* resumed = nullptr);
+  // High availability: gives a job without a checkpoint directory the store's, and
+  // refuses one whose checkpoints would stay in memory. Adds what it set to `recorded`.
+  Status PrepareForHighAvailability(Configuration& config, std::map<std::string, std::string>& recorded);
+  void AttachDurabilityHooks(JobMaster& job);
   std::shared_ptr<JobMaster> Find(const JobId& id);
   void PruneJobStoreLocked();  // requires mu_
 
@@ -75,6 +98,12 @@ class LocalDispatcher final : public Dispatcher {
   std::map<std::string, JarInfo> jars_;
   std::map<TriggerId, AsyncOperationStatus> disposals_;
   std::map<std::pair<JobId, TriggerId>, AsyncOperationStatus> checkpoint_triggers_;
+  // The high-availability store and whether it still records (shared with the jobs' hooks).
+  struct HighAvailability {
+    std::shared_ptr<FileSystemHaStore> store;
+    std::atomic<bool> attached{true};
+  };
+  std::shared_ptr<HighAvailability> ha_;
 };
 
 }  // namespace weir::runtime

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "lib/common/logging.h"
@@ -15,8 +16,16 @@ namespace fs = std::filesystem;
 
 namespace weir::runtime {
 
-Result<std::unique_ptr<LocalRuntime>> LocalRuntime::Start(const Configuration& config) {
+Result<std::unique_ptr<LocalRuntime>> LocalRuntime::Start(const Configuration& config, bool high_availability) {
   std::unique_ptr<LocalRuntime> rt(new LocalRuntime());
+  if (high_availability) {
+    // The lock first: a second runtime on the storage directory must not touch anything.
+    WEIR_ASSIGN_OR_RETURN(HighAvailabilitySettings ha, HighAvailabilitySettings::FromConfig(config));
+    if (ha.enabled) {
+      WEIR_ASSIGN_OR_RETURN(rt->ha_store_, FileSystemHaStore::Open(ha.storage_dir));
+      LogInfo("high availability: storage directory '{}' locked", ha.storage_dir);
+    }
+  }
   // Checkpoints and savepoints may live on s3:// or hdfs://, set up from this
   // configuration (as Flink's FileSystem.initialize).
   RegisterStandardFileSystems();
@@ -42,9 +51,16 @@ Result<std::unique_ptr<LocalRuntime>> LocalRuntime::Start(const Configuration& c
   if (max_len) rest.max_content_length = *max_len;
   rt->rest_address_ = rest.bind_address;
   rt->dispatcher_ = std::make_unique<LocalDispatcher>(config, rt->upload_dir_);
+  if (rt->ha_store_) rt->dispatcher_->EnableHighAvailability(rt->ha_store_);
   rt->server_ = std::make_unique<RestServer>(*rt->dispatcher_, rest);
   WEIR_RETURN_IF_ERROR(rt->server_->Start());
-  LogInfo("REST endpoint listening on http://{}:{}", rest.bind_address, rt->server_->port());
+  const std::string url = "http://" + rest.bind_address + ":" + std::to_string(rt->server_->port());
+  LogInfo("REST endpoint listening on {}", url);
+  if (rt->ha_store_) {
+    rt->ha_store_->NoteRestAddress(url);
+    std::vector<JobId> resumed = rt->dispatcher_->ResumeRecordedJobs();
+    LogInfo("high availability: {} job(s) resumed from '{}'", resumed.size(), rt->ha_store_->storage_dir());
+  }
   return rt;
 }
 
@@ -60,6 +76,15 @@ void LocalRuntime::Shutdown() {
   }
 }
 
+void LocalRuntime::Suspend() {
+  if (!ha_store_) {
+    Shutdown();
+    return;
+  }
+  if (server_) server_->Stop();
+  dispatcher_->DetachHighAvailability();
+}
+
 Status RunRuntimeDaemon(const Configuration& config) {
   // Block the termination signals in every thread; this thread waits for them.
   sigset_t signals;
@@ -68,11 +93,21 @@ Status RunRuntimeDaemon(const Configuration& config) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  WEIR_ASSIGN_OR_RETURN(auto runtime, LocalRuntime::Start(config));
+  WEIR_ASSIGN_OR_RETURN(auto runtime, LocalRuntime::Start(config, /*high_availability=*/true));
   std::printf("weir runtime listening on http://%s:%d\n", runtime->rest_address().c_str(), runtime->rest_port());
   std::fflush(stdout);
   int sig = 0;
   sigwait(&signals, &sig);
+  if (runtime->ha_store()) {
+    // With high availability a stopping runtime leaves its jobs to the next one, as a
+    // crash would: cancelling them would end them (and could delete their checkpoints).
+    LogInfo("received signal {}: stopping; the running jobs stay recorded in '{}' and the next runtime there "
+            "resumes them (cancel a job first to end it)",
+            sig, runtime->ha_store()->storage_dir());
+    runtime->Suspend();
+    std::fflush(stdout);
+    std::_Exit(0);
+  }
   LogInfo("received signal {}, shutting down", sig);
   runtime->Shutdown();
   return Status::OK();

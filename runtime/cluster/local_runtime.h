@@ -17,7 +17,13 @@ class LocalRuntime {
   // Starts the dispatcher and binds the REST server to rest.bind-address and
   // rest.bind-port (else rest.port). FailedPrecondition naming the address and the
   // option to change when the port is taken; InvalidArgument for bad settings.
-  static Result<std::unique_ptr<LocalRuntime>> Start(const Configuration& config);
+  //
+  // With `high_availability` (the daemon), high-availability.type: filesystem takes the
+  // lock of high-availability.storageDir before anything else (FailedPrecondition naming
+  // the holder when another runtime has it; InvalidArgument for bad settings), records
+  // every job there, and resumes the jobs a previous runtime left running once the REST
+  // server is up. Embedded runs (`weir run`) ignore these keys.
+  static Result<std::unique_ptr<LocalRuntime>> Start(const Configuration& config, bool high_availability = false);
   ~LocalRuntime();
 
   LocalDispatcher& dispatcher() { return *dispatcher_; }
@@ -25,9 +31,16 @@ class LocalRuntime {
   const std::string& rest_address() const { return rest_address_; }
   // Cancels the running jobs, waits for them and stops serving. Idempotent.
   void Shutdown();
+  // The high-availability store; null without high availability.
+  FileSystemHaStore* ha_store() const { return ha_store_.get(); }
+  // High availability: stops serving and recording, and leaves the jobs running as
+  // they are, for the next runtime on the storage directory to resume (the caller ends
+  // the process next). Without high availability the same as Shutdown().
+  void Suspend();
 
  private:
   LocalRuntime() = default;
+  std::shared_ptr<FileSystemHaStore> ha_store_;
   std::unique_ptr<LocalDispatcher> dispatcher_;
   std::unique_ptr<RestServer> server_;
   std::string upload_dir_;

@@ -8,10 +8,16 @@ namespace weir::runtime {
 
 InputGate::InputGate(int num_channels, int capacity) : channels_(num_channels), capacity_(capacity) {}
 
-bool InputGate::PushData(int channel, std::vector<uint8_t>&& bytes) {
+bool InputGate::PushData(int channel, std::vector<uint8_t>&& bytes, int64_t* blocked_nanos) {
   std::unique_lock lock(mu_);
   Channel& ch = channels_[channel];
-  producer_cv_.wait(lock, [&] { return ch.data_count < capacity_ || cancelled_.load(); });
+  auto has_room = [&] { return ch.data_count < capacity_ || cancelled_.load(); };
+  if (!has_room()) {
+    // Backpressure: the clock is read only when the producer has to wait.
+    const int64_t start = MonotonicNanos();
+    producer_cv_.wait(lock, has_room);
+    if (blocked_nanos) *blocked_nanos += MonotonicNanos() - start;
+  }
   if (cancelled_.load()) return false;
   ch.queue.push_back(Buffer::Data(std::move(bytes)));
   ++ch.data_count;
@@ -128,20 +134,28 @@ InputGate::Next InputGate::Take(const std::function<void()>& on_idle, int64_t de
       lock.lock();
       continue;
     }
+    const int64_t idle_start = MonotonicNanos();
     if (deadline_nanos >= 0) {
-      int64_t wait = deadline_nanos - MonotonicNanos();
+      int64_t wait = deadline_nanos - idle_start;
       if (wait <= 0) return Next{Next::Kind::kTimeout};
       consumer_cv_.wait_for(lock, std::chrono::nanoseconds(wait));
-      if (MonotonicNanos() >= deadline_nanos && mail_.empty()) return Next{Next::Kind::kTimeout};
+      const int64_t now = MonotonicNanos();
+      idle_nanos_.fetch_add(now - idle_start, std::memory_order_relaxed);
+      if (now >= deadline_nanos && mail_.empty()) return Next{Next::Kind::kTimeout};
     } else {
       consumer_cv_.wait(lock);
+      idle_nanos_.fetch_add(MonotonicNanos() - idle_start, std::memory_order_relaxed);
     }
   }
 }
 
 InputGate::Next InputGate::WaitForMail() {
   std::unique_lock lock(mu_);
-  consumer_cv_.wait(lock, [&] { return !mail_.empty() || cancelled_.load(); });
+  if (mail_.empty() && !cancelled_.load()) {
+    const int64_t idle_start = MonotonicNanos();
+    consumer_cv_.wait(lock, [&] { return !mail_.empty() || cancelled_.load(); });
+    idle_nanos_.fetch_add(MonotonicNanos() - idle_start, std::memory_order_relaxed);
+  }
   if (mail_.empty()) return Next{Next::Kind::kCancelled};
   Next n{Next::Kind::kMail, std::move(mail_.front())};
   mail_.pop_front();

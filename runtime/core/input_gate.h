@@ -33,7 +33,9 @@ class InputGate {
   int num_channels() const { return static_cast<int>(channels_.size()); }
 
   // Producer side. Returns false when the gate was cancelled (the buffer is dropped).
-  bool PushData(int channel, std::vector<uint8_t>&& bytes);
+  // When the channel was full, adds the time spent waiting to `*blocked_nanos` (the
+  // producer's backpressure; optional).
+  bool PushData(int channel, std::vector<uint8_t>&& bytes, int64_t* blocked_nanos = nullptr);
   void PushEvent(int channel, Buffer&& event);
   // Puts an event at the front of the channel, before its queued data (unaligned
   // barriers overtake in-flight buffers).
@@ -75,6 +77,10 @@ class InputGate {
   // (the in-flight data an unaligned checkpoint persists), keeping them queued.
   std::vector<std::vector<uint8_t>> PeekQueuedData(int channel);
 
+  // Nanoseconds the consumer spent waiting in Take and WaitForMail with nothing to do
+  // (its idle time; read from any thread).
+  int64_t idle_nanos() const { return idle_nanos_.load(std::memory_order_relaxed); }
+
   void Cancel();
   bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
   // The owning task has ended: queued and later mail is dropped, so a finished task's
@@ -99,6 +105,7 @@ class InputGate {
   int capacity_;
   int next_channel_ = 0;  // round-robin start
   std::atomic<bool> cancelled_{false};
+  std::atomic<int64_t> idle_nanos_{0};
   bool closed_ = false;  // guarded by mu_
 };
 

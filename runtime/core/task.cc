@@ -47,7 +47,9 @@ class Task::Writer final : public ChannelWriter {
     task_->bytes_out_.fetch_add(static_cast<int64_t>(buf.size()), std::memory_order_relaxed);
     task_->records_out_.fetch_add(pending_records_[channel], std::memory_order_relaxed);
     pending_records_[channel] = 0;
-    if (!t.gate->PushData(t.channel, std::move(buf))) throw TaskCancelled{};
+    int64_t blocked = 0;
+    if (!t.gate->PushData(t.channel, std::move(buf), &blocked)) throw TaskCancelled{};
+    if (blocked) task_->backpressured_nanos_.fetch_add(blocked, std::memory_order_relaxed);
     buf = t.gate->TakeEmptyBuffer(t.channel, flush_threshold_ + 256);
   }
   void FlushAll() {

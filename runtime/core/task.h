@@ -155,6 +155,10 @@ class Task {
   int64_t records_out() const { return records_out_.load(std::memory_order_relaxed); }
   int64_t bytes_in() const { return bytes_in_.load(std::memory_order_relaxed); }
   int64_t bytes_out() const { return bytes_out_.load(std::memory_order_relaxed); }
+  // Nanoseconds spent waiting for room in a full downstream channel (backpressured),
+  // and waiting for input or mail with nothing to do (idle).
+  int64_t backpressured_nanos() const { return backpressured_nanos_.load(std::memory_order_relaxed); }
+  int64_t idle_nanos() const { return gate_->idle_nanos(); }
 
  private:
   class Writer;
@@ -195,6 +199,7 @@ class Task {
   std::unique_ptr<Impl> impl_;
 
   std::atomic<int64_t> records_in_{0}, records_out_{0}, bytes_in_{0}, bytes_out_{0};
+  std::atomic<int64_t> backpressured_nanos_{0};
 };
 
 // Thrown inside a task when it must stop because it was cancelled.

@@ -2,7 +2,8 @@
 // The handlers of the REST API, one file per resource: cluster_handlers.cc (/overview,
 // /config), job_handlers.cc (/jobs...), checkpoint_handlers.cc (/jobs/:jobid/checkpoints...),
 // savepoint_handlers.cc (/jobs/:jobid/savepoints..., /jobs/:jobid/stop, /savepoint-disposal...),
-// jar_handlers.cc (/jars...). Internal to runtime/rest.
+// jar_handlers.cc (/jars...), vertex_handlers.cc (/jobs/:jobid/vertices/:vertexid...),
+// dashboard_handlers.cc (the web dashboard's files at /). Internal to runtime/rest.
 
 #include <atomic>
 #include <deque>
@@ -43,12 +44,35 @@ class FailedTriggers {
   std::deque<Key> order_;  // oldest first
 };
 
+// Backpressure, idle and busy ratios of subtasks over the time since the previous request
+// for the same subtask (at least kMinWindowMs, else since the attempt started), as Flink
+// reports them per second rather than since the start. Thread-safe.
+class BackpressureSampler {
+ public:
+  static constexpr int64_t kMinWindowMs = 1000;
+  static constexpr int64_t kMaxWindowMs = 60000;  // an older sample is not reused
+  struct Ratios {
+    double backpressured = 0, idle = 0, busy = 0;  // each 0..1
+  };
+  // The ratios of one subtask of `vertex` at `now_ms`, from its cumulative metrics.
+  Ratios Sample(const JobId& job, const Id16& vertex, const SubtaskInfo& subtask, int64_t now_ms);
+
+ private:
+  struct Point {
+    int attempt = 0;
+    int64_t time_ms = 0, backpressured_ms = 0, idle_ms = 0, busy_ms = 0;
+  };
+  std::mutex mu_;
+  std::map<std::tuple<JobId, Id16, int>, Point> base_;  // guarded by mu_
+};
+
 // What every handler may use. Lives as long as the server.
 struct RestContext {
   Dispatcher* dispatcher = nullptr;
   RestServerOptions options;
   std::atomic<int> bound_port{0};
   std::unique_ptr<FailedTriggers> failed_triggers = std::make_unique<FailedTriggers>();
+  std::unique_ptr<BackpressureSampler> backpressure = std::make_unique<BackpressureSampler>();
 
   // "http://<bind address>:<bound port>", Flink's JarListInfo.address.
   std::string Address() const;
@@ -59,6 +83,10 @@ void RegisterJobHandlers(Router& router, const RestContext& ctx);
 void RegisterCheckpointHandlers(Router& router, const RestContext& ctx);
 void RegisterSavepointHandlers(Router& router, const RestContext& ctx);
 void RegisterJarHandlers(Router& router, const RestContext& ctx);
+// /jobs/:jobid/vertices/:vertexid, .../backpressure, .../metrics (vertex_handlers.cc).
+void RegisterVertexHandlers(Router& router, const RestContext& ctx);
+// The web dashboard's files at "/" (dashboard_handlers.cc, from runtime/rest/web/).
+void RegisterDashboardHandlers(Router& router);
 
 // In a handler: `WEIR_REST_ASSIGN_OR_RESPOND(auto x, MakeX());` returns the error
 // response (status_http.h mapping) when MakeX() fails.

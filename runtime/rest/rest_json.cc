@@ -266,9 +266,9 @@ json JobDetailsJson(const JobInfo& job, int64_t now_ms) {
           {"read-records-complete", true},
           {"write-records", v.metrics.write_records},
           {"write-records-complete", true},
-          {"accumulated-backpressured-time", 0},
-          {"accumulated-idle-time", 0},
-          {"accumulated-busy-time", 0.0}}},
+          {"accumulated-backpressured-time", v.metrics.backpressured_ms},
+          {"accumulated-idle-time", v.metrics.idle_ms},
+          {"accumulated-busy-time", static_cast<double>(v.metrics.busy_ms)}}},
     });
   }
   json status_counts = json::object();

@@ -182,4 +182,34 @@ Result<std::vector<std::string>> TokenizeProgramArgs(std::string_view text);
 Result<JarRunRequest> ParseJarRunRequest(const std::string& body,
                                          const std::multimap<std::string, std::string>& query);
 
+// --- Job vertices (vertex_json.cc)
+
+// The IOMetricsInfo of a vertex or subtask: records and bytes, and the accumulated
+// backpressured, idle and busy time (ms).
+nlohmann::json IoMetricsJson(const VertexMetrics& metrics);
+// GET /jobs/:jobid/vertices/:vertexid: JobVertexDetailsInfo, one entry per subtask of the
+// current attempt ("host" and "taskmanager-id" name the one local process).
+nlohmann::json JobVertexDetailsJson(const VertexInfo& vertex, int64_t now_ms);
+
+// Flink's backpressure levels of a ratio: "ok" up to 10 %, "low" up to 50 %, then "high".
+const char* BackpressureLevel(double ratio);
+struct SubtaskRatios {
+  int subtask = 0, attempt = 0;
+  double backpressured = 0, idle = 0, busy = 0;
+};
+// GET /jobs/:jobid/vertices/:vertexid/backpressure: JobVertexBackPressureInfo with status
+// "ok", the vertex level being that of its most backpressured subtask.
+nlohmann::json JobVertexBackPressureJson(const std::vector<SubtaskRatios>& subtasks,
+                                         int64_t now_ms);
+
+// GET /jobs/:jobid/vertices/:vertexid/metrics: the metrics a vertex has, Flink's
+// "<subtask>.<name>" (numRecordsIn, numRecordsOut, numBytesIn, numBytesOut,
+// accumulatedBackPressuredTimeMs, accumulatedIdleTimeMs, accumulatedBusyTimeMs,
+// backPressuredTimeMsPerSecond, idleTimeMsPerSecond, busyTimeMsPerSecond), as
+// [{"id"}] without `get`, else [{"id", "value"}] for the requested names it has (values
+// are strings, unknown names are left out, as Flink).
+nlohmann::json JobVertexMetricsJson(const VertexInfo& vertex,
+                                    const std::vector<SubtaskRatios>& ratios,
+                                    const std::string* get);
+
 }  // namespace weir::runtime

@@ -33,8 +33,9 @@ struct RestRequest {
 
 struct RestResponse {
   int status = 200;
-  std::string body;            // JSON text
+  std::string body;            // JSON text, unless content_type says otherwise
   std::vector<std::pair<std::string, std::string>> headers;
+  std::string content_type;    // empty: JSON (the API); set by the dashboard's files
 };
 
 // A RestResponse carrying Flink's error body for `status` (see status_http.h).

@@ -45,7 +45,7 @@ RestRequest ToRestRequest(const httplib::Request& req) {
 void WriteResponse(const RestResponse& rest, httplib::Response& res) {
   res.status = rest.status;
   for (const auto& [name, value] : rest.headers) res.set_header(name, value);
-  res.set_content(rest.body, kJsonContentType);
+  res.set_content(rest.body, rest.content_type.empty() ? kJsonContentType : rest.content_type);
 }
 
 }  // namespace
@@ -113,6 +113,8 @@ RestServer::RestServer(Dispatcher& dispatcher, RestServerOptions options)
   RegisterCheckpointHandlers(impl->router, impl->ctx);
   RegisterSavepointHandlers(impl->router, impl->ctx);
   RegisterJarHandlers(impl->router, impl->ctx);
+  RegisterVertexHandlers(impl->router, impl->ctx);
+  RegisterDashboardHandlers(impl->router);
 
   httplib::Server& svr = impl->server;
   auto serve = [impl](const httplib::Request& req, httplib::Response& res) {

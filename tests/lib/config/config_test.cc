@@ -487,14 +487,14 @@ TEST_CASE("config: unknown keys are warnings, not errors", "[config]") {
   Configuration c = Yaml(
       "taskmanager.numberOfTaskSlots: 4\n"
       "high-availability:\n"
-      "  type: zookeeper\n"
+      "  zookeeper.quorum: zk:2181\n"
       "rest.prot: 8081\n"
       "my.own.setting: x\n"
       "rest.port: 8081\n");
   std::vector<std::string> warnings;
   REQUIRE(c.Validate(&warnings).ok());
   CHECK(warnings == std::vector<std::string>{
-      "configuration key 'high-availability.type' is a Flink option that weir does not "
+      "configuration key 'high-availability.zookeeper.quorum' is a Flink option that weir does not "
       "implement (ignored)",
       "unknown configuration key 'my.own.setting' (ignored)",
       "unknown configuration key 'rest.prot' (ignored); did you mean 'rest.port'?",
@@ -525,7 +525,7 @@ TEST_CASE("config: the shipped config.yaml documents every key with its default"
   // Commented-out settings are lines "# key: value"; uncommenting them all must give a
   // valid configuration that holds every option, at its default where it has one.
   std::string text = ReadFile(kSourceDir / "conf" / "config.yaml");
-  static const std::regex kSetting(R"(^(\s*)# ([a-z0-9][a-z0-9.-]*: .*)$)");
+  static const std::regex kSetting(R"(^(\s*)# ([a-z0-9][a-zA-Z0-9.-]*: .*)$)");
   std::istringstream in(text);
   std::string line, uncommented;
   while (std::getline(in, line)) {

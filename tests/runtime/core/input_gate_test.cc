@@ -1,8 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
+#include "lib/common/time_util.h"
 #include "runtime/core/input_gate.h"
 
 using weir::runtime::Buffer;
@@ -93,4 +95,44 @@ TEST_CASE("input gate: the idle callback runs before the consumer waits", "[runt
   auto n = gate.Take([&] { ++idle; }, 0);
   CHECK(n.kind == Kind::kTimeout);
   CHECK(idle == 1);
+}
+
+TEST_CASE("input gate: a producer's time on a full channel counts as its backpressure",
+          "[runtime]") {
+  InputGate gate(1, 1);
+  int64_t blocked = 0;
+  REQUIRE(gate.PushData(0, Bytes(1), &blocked));
+  CHECK(blocked == 0);  // there was room
+  std::atomic<bool> pushed{false};
+  bool push_result = false;  // read after join (Catch's assertions are not thread-safe)
+  const auto start = std::chrono::steady_clock::now();
+  std::thread producer([&] {
+    push_result = gate.PushData(0, Bytes(2), &blocked);
+    pushed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  const bool was_blocked = !pushed.load();
+  auto first = gate.Take(nullptr);
+  producer.join();
+  CHECK(push_result);
+  CHECK(first.buffer.data == Bytes(1));
+  const int64_t elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+  CHECK(blocked <= elapsed);
+  if (was_blocked) CHECK(blocked > 0);
+}
+
+TEST_CASE("input gate: a consumer's wait with nothing to take counts as idle time", "[runtime]") {
+  InputGate gate(1, 4);
+  CHECK(gate.idle_nanos() == 0);
+  const int64_t wait = 20'000'000;  // 20 ms
+  auto n = gate.Take(nullptr, weir::MonotonicNanos() + wait);
+  CHECK(n.kind == Kind::kTimeout);
+  CHECK(gate.idle_nanos() >= wait / 2);  // less the time before its wait began
+  // Taking what is there is not idle.
+  const int64_t before = gate.idle_nanos();
+  REQUIRE(gate.PushData(0, Bytes(1)));
+  CHECK(gate.Take(nullptr).buffer.data == Bytes(1));
+  CHECK(gate.idle_nanos() == before);
 }

@@ -45,6 +45,18 @@ inline JobInfo RunningJob() {
     v.tasks = {{ExecutionState::kRunning, parallelism[i]}};
     v.metrics.read_records = 10 * i;
     v.metrics.write_records = 10 * (i + 1);
+    for (int s = 0; s < parallelism[i]; ++s) {
+      SubtaskInfo sub;
+      sub.subtask = s;
+      sub.status = ExecutionState::kRunning;
+      sub.start_time = v.start_time;
+      sub.metrics.read_records = 5 * i;
+      sub.metrics.write_records = 5 * (i + 1);
+      sub.metrics.backpressured_ms = 100 * i;
+      sub.metrics.idle_ms = 1000;
+      sub.metrics.busy_ms = 200;
+      v.subtasks.push_back(sub);
+    }
     job.vertices.push_back(v);
   }
   job.edges = {{0, 1, "HASH"}, {1, 2, "FORWARD"}};
