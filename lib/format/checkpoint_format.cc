@@ -254,6 +254,19 @@ KeyedStateHandle ReadKeyed(DataInput& in, const std::string& dir) {
   return k;
 }
 
+// An operator's uid, name, parallelism and max parallelism (every metadata version).
+CompletedSnapshot::Operator ReadOperatorHeader(DataInput& in) {
+  CompletedSnapshot::Operator op;
+  op.uid = ReadString(in);
+  op.name = ReadString(in);
+  op.parallelism = in.ReadFixed<int32_t>();
+  op.max_parallelism = in.ReadFixed<int32_t>();
+  if (op.parallelism < 1 || op.max_parallelism < op.parallelism) {
+    throw DeserializationError("operator '" + op.uid + "' has an impossible parallelism");
+  }
+  return op;
+}
+
 JobId ReadJobId(DataInput& in) {
   std::array<uint8_t, 16> id{};
   in.ReadBytes(id.data(), 16);
@@ -281,14 +294,7 @@ Result<CompletedSnapshot> DecodeLegacyMetadata(DataInput& in, uint32_t version, 
   m.format = static_cast<SnapshotFormat>(format);
   uint64_t n = ReadCount(in, "operator");
   for (uint64_t i = 0; i < n; ++i) {
-    CompletedSnapshot::Operator op;
-    op.uid = ReadString(in);
-    op.name = ReadString(in);
-    op.parallelism = in.ReadFixed<int32_t>();
-    op.max_parallelism = in.ReadFixed<int32_t>();
-    if (op.parallelism < 1 || op.max_parallelism < op.parallelism) {
-      throw DeserializationError("operator '" + op.uid + "' has an impossible parallelism");
-    }
+    CompletedSnapshot::Operator op = ReadOperatorHeader(in);
     op.subtasks.resize(op.parallelism);
     uint64_t k = ReadCount(in, "subtask");
     for (uint64_t j = 0; j < k; ++j) {
@@ -363,14 +369,7 @@ Result<CompletedSnapshot> DecodeMetadata(const Bytes& payload, const std::string
     m.backend = ReadString(in);
     uint64_t n = ReadCount(in, "operator");
     for (uint64_t i = 0; i < n; ++i) {
-      CompletedSnapshot::Operator op;
-      op.uid = ReadString(in);
-      op.name = ReadString(in);
-      op.parallelism = in.ReadFixed<int32_t>();
-      op.max_parallelism = in.ReadFixed<int32_t>();
-      if (op.parallelism < 1 || op.max_parallelism < op.parallelism) {
-        throw DeserializationError("operator '" + op.uid + "' has an impossible parallelism");
-      }
+      CompletedSnapshot::Operator op = ReadOperatorHeader(in);
       uint64_t k = ReadCount(in, "subtask");
       if (k != static_cast<uint64_t>(op.parallelism)) {
         throw DeserializationError("operator '" + op.uid + "' lists " + std::to_string(k) +

@@ -145,6 +145,14 @@ TEST_CASE("restore refuses missing, foreign, truncated and corrupt snapshots, na
   auto chk = weir::ResolveSnapshotPath((tmp.path() / "checkpoints" / id->ToHex()).string(), &note);
   REQUIRE(chk.ok());
 
+  auto some_state_file = [&] {
+    std::string file;
+    for (const auto& e : fs::directory_iterator(*chk)) {
+      if (e.path().filename() != "_metadata") file = e.path().string();
+    }
+    REQUIRE_FALSE(file.empty());
+    return file;
+  };
   auto try_restore = [&](const std::string& path) {
     JarRunRequest r = req;
     r.savepoint_path = path;
@@ -179,22 +187,14 @@ TEST_CASE("restore refuses missing, foreign, truncated and corrupt snapshots, na
     CHECK(s.message().find("checksum") != std::string::npos);
   }
   SECTION("a truncated state file") {
-    std::string state_file;
-    for (const auto& e : fs::directory_iterator(*chk)) {
-      if (e.path().filename() != "_metadata") state_file = e.path().string();
-    }
-    REQUIRE_FALSE(state_file.empty());
+    const std::string state_file = some_state_file();
     fs::resize_file(state_file, fs::file_size(state_file) - 1);
     auto s = try_restore(*chk);
     CHECK(s.code() == weir::StatusCode::kCorruption);
     CHECK(s.message().find(state_file) != std::string::npos);
   }
   SECTION("a missing state file") {
-    std::string state_file;
-    for (const auto& e : fs::directory_iterator(*chk)) {
-      if (e.path().filename() != "_metadata") state_file = e.path().string();
-    }
-    REQUIRE_FALSE(state_file.empty());
+    const std::string state_file = some_state_file();
     fs::remove(state_file);
     auto s = try_restore(*chk);
     CHECK(s.IsNotFound());
