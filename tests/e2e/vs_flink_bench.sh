@@ -3,7 +3,8 @@
 # inputs, so that it keeps working as weir changes. It checks that both sides run the same
 # jobs (Flink's jobs report how many records they processed, and the harness refuses a wrong
 # count), that checkpoints are taken on both sides when asked for, that the table is printed,
-# that it measures weir alone (and says so) where Flink is not installed, and its bad input.
+# that it measures weir alone (and says so) where Flink is not installed, and its bad input
+# (and that of tests/bench/vs-flink/profile.py).
 # No timing is checked.
 #
 #   bash tests/e2e/vs_flink_bench.sh [build-dir]
@@ -70,6 +71,15 @@ expect_rc 2
 run bash "$BENCH" "$tmp/no-build"
 expect_rc 2
 expect_err_has "is not a configured build directory"
+pass
+
+check "the profiler refuses bad options with exit 2"
+run python3 "$REPO_DIR/tests/bench/vs-flink/profile.py" --build "$BUILD_DIR" --only keyed-sum,nope
+expect_rc 2
+expect_err_has "--only: unknown section 'nope'"
+run python3 "$REPO_DIR/tests/bench/vs-flink/profile.py" --build "$tmp/no-build" --only threads
+expect_rc 2
+expect_err_has "examples/number_sum.so is missing: build first"
 pass
 
 finish
