@@ -73,6 +73,16 @@ expect_rc 2
 expect_err_has "is not a configured build directory"
 pass
 
+check "a second run on the same build directory is refused while the first one runs"
+# The lock is taken after the options are checked and before anything is built or run.
+exec 8>"$BUILD_DIR/vs-flink.lock"
+flock -n 8 || fail "the lock is held before the check (a benchmark is running on $BUILD_DIR?)"
+run bash "$BENCH" "$BUILD_DIR" --rounds 1 --jobs keyed-sum
+expect_rc 1
+expect_err_has "another run of this benchmark is using $BUILD_DIR"
+exec 8>&-
+pass
+
 check "the profiler refuses bad options with exit 2"
 run python3 "$REPO_DIR/tests/bench/vs-flink/profile.py" --build "$BUILD_DIR" --only keyed-sum,nope
 expect_rc 2

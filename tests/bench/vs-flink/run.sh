@@ -30,7 +30,7 @@
 # `scripts/peers/flink-client.sh install` fills (this script runs that step, which does
 # nothing when done). Without Flink, Java or Maven, it measures weir alone and says why.
 # Exit codes: 0 figures printed; 1 a build or a run failed (or Flink processed the wrong
-# number of records); 2 bad arguments.
+# number of records), or another run is using the same build directory; 2 bad arguments.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../../.." && pwd)"
@@ -46,6 +46,15 @@ if [[ ! -f "$BUILD/CMakeCache.txt" ]]; then
 fi
 BUILD="$(cd "$BUILD" && pwd)"
 python3 "$HERE/harness.py" --check-args "$@" || exit  # bad options: exit 2 before building
+
+# One run per build directory: a second one would rebuild the Flink classes under the first
+# one's running jobs, and the two would skew each other's figures.
+exec 9>"$BUILD/vs-flink.lock"
+if ! flock -n 9; then
+  echo "vs-flink: another run of this benchmark is using $BUILD (lock: $BUILD/vs-flink.lock)" >&2
+  echo "hint: wait for it to finish, or pass another build directory" >&2
+  exit 1
+fi
 
 echo "building weir (weir, weir-run, number_sum.so, word_count.so) in $BUILD"
 cmake --build "$BUILD" --target weir weir-run number_sum word_count >"$BUILD/vs-flink-build.log" 2>&1 ||
