@@ -1,0 +1,417 @@
+#!/usr/bin/env python3
+"""Runs weir's benchmark jobs and their Flink counterparts alternately, several rounds, and
+prints a table of medians: throughput, the weir/Flink ratio, max RSS and CPU seconds.
+
+Started by tests/bench/vs-flink/run.sh, which builds both sides; see that file for the options.
+Not a pass/fail test: it exits 1 only when a job fails or processes the wrong number of
+records, and 2 on bad arguments.
+"""
+import argparse
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUN_TIMEOUT_S = 900
+
+
+@dataclass
+class Scenario:
+    name: str  # the row label
+    job: str  # keyed-sum, many-keys, word-count
+    parallelism: int
+    checkpoint_ms: int  # 0: no checkpoints
+    unit: str  # what the rate counts
+    work: int  # records or words the job processes
+
+
+@dataclass
+class Run:
+    runtime_ms: int
+    wall_s: float
+    max_rss_mb: float
+    cpu_s: float
+    checkpoints: int
+
+
+@dataclass
+class Side:
+    name: str
+    runs: dict = field(default_factory=dict)  # scenario name -> [Run]
+    skipped: dict = field(default_factory=dict)  # scenario name -> why
+
+
+def fail(message, hint=None, code=1):
+    print(f"vs-flink: {message}", file=sys.stderr)
+    if hint:
+        print(f"hint: {hint}", file=sys.stderr)
+    sys.exit(code)
+
+
+def csv_list(kind, convert):
+    def parse(text):
+        try:
+            values = [convert(v) for v in text.split(",") if v]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{kind}: expected a comma-separated list, got '{text}'")
+        if not values:
+            raise argparse.ArgumentTypeError(f"{kind}: empty list")
+        return values
+    return parse
+
+
+def checkpoint_ms(text):
+    m = re.fullmatch(r"(none|\d+)(ms|s)?", text)
+    if not m:
+        raise ValueError(text)
+    if m.group(1) == "none":
+        return 0
+    return int(m.group(1)) * (1000 if m.group(2) == "s" else 1)
+
+
+def measure(cmd, log_path, env=None):
+    """Runs cmd with stdout+stderr into log_path; returns (exit code, wall s, max RSS MB, CPU s,
+    the child's resource usage)."""
+    start = time.monotonic()
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid == proc.pid:
+                break
+            if time.monotonic() - start > RUN_TIMEOUT_S:
+                proc.kill()
+                pid, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.02)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - start
+    # ru_maxrss is in KiB on Linux; the child's usage includes the descendants it waited for.
+    return proc.returncode, wall, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime, usage
+
+
+class Weir:
+    def __init__(self, build, tmp):
+        self.weir = os.path.join(build, "bin", "weir")
+        self.examples = os.path.join(build, "examples")
+        self.tmp = tmp
+        self.has_keys = self._number_sum_takes_keys()
+
+    def _number_sum_takes_keys(self):
+        probe = subprocess.run([self.weir, "run", "-D", f"rest.port={free_port()}",
+                                os.path.join(self.examples, "number_sum.so"),
+                                "--count", "1", "--keys", "2", "--sink", "discard"],
+                               capture_output=True, text=True)
+        return probe.returncode == 0
+
+    def skip_reason(self, s):
+        if s.job == "many-keys" and not self.has_keys:
+            return "number_sum has no --keys yet"
+        return None
+
+    def command(self, s, args, cp_dir):
+        cmd = [self.weir, "run", "-v", "-p", str(s.parallelism), "-D", f"rest.port={free_port()}"]
+        if s.checkpoint_ms:
+            cmd += ["-D", f"execution.checkpointing.interval={s.checkpoint_ms}ms",
+                    "-D", "execution.checkpointing.mode=EXACTLY_ONCE",
+                    "-D", f"execution.checkpointing.dir={cp_dir}"]
+        if s.job == "word-count":
+            return cmd + [os.path.join(self.examples, "word_count.so"), "--input", args.text_dir,
+                          "--sink", "discard"]
+        cmd += [os.path.join(self.examples, "number_sum.so"), "--count", str(args.count), "--sink", "discard"]
+        if s.job == "many-keys":
+            cmd += ["--keys", str(args.many_keys)]
+        elif self.has_keys:
+            cmd += ["--keys", "2"]
+        return cmd
+
+    def parse(self, s, log):
+        m = re.search(r"^Job Runtime: (\d+) ms$", log, re.M)
+        if not m:
+            return None, "no 'Job Runtime' line"
+        return (int(m.group(1)), len(re.findall(r"checkpoint=\d+ completed", log))), None
+
+
+class Flink:
+    def __init__(self, java, flink_home, classes):
+        self.java = java
+        self.classpath = f"{classes}:{flink_home}/lib/*"
+        self.java_opts = flink_java_opts(flink_home)
+
+    def skip_reason(self, s):
+        return None
+
+    def command(self, s, args, cp_dir):
+        cmd = [self.java] + self.java_opts + ["-cp", self.classpath]
+        if s.job == "word-count":
+            cmd += ["weir.bench.WordCount", "--input", args.text_dir]
+        else:
+            keys = args.many_keys if s.job == "many-keys" else 2
+            cmd += ["weir.bench.NumberSum", "--count", str(args.count), "--keys", str(keys)]
+        cmd += ["--parallelism", str(s.parallelism)]
+        if s.checkpoint_ms:
+            cmd += ["--checkpoint-interval-ms", str(s.checkpoint_ms), "--checkpoint-dir", cp_dir]
+        return cmd
+
+    def parse(self, s, log):
+        m = re.search(r"^result runtime_ms=(\d+) records=(\d+) checkpoints=(\d+)$", log, re.M)
+        if not m:
+            return None, "no 'result' line"
+        if int(m.group(2)) != s.work:
+            return None, f"processed {m.group(2)} records, expected {s.work}"
+        return (int(m.group(1)), int(m.group(3))), None
+
+
+def flink_java_opts(flink_home):
+    """The --add-opens/--add-exports list of Flink's shipped config (as scripts/peers/flink.sh)."""
+    text = open(os.path.join(flink_home, "conf", "config.yaml")).read()
+    m = re.search(r"^\s*(?:env\.java\.opts\.)?all:\s*(.+)$", text, re.M)
+    return m.group(1).strip().strip('"').split() if m else []
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scenarios(args, text_words):
+    out = []
+    labels = {"keyed-sum": "keyed sum, 2 keys", "many-keys": f"keyed sum, {args.many_keys} keys",
+              "word-count": "word count"}
+    for job in args.jobs:
+        for p in args.parallelism:
+            for cp in args.checkpoints:
+                unit = "words" if job == "word-count" else "records"
+                work = text_words if job == "word-count" else args.count
+                cp_label = f"{cp} ms" if cp else "none"
+                out.append(Scenario(f"{labels[job]} | p={p} | {cp_label}", job, p, cp, unit, work))
+    return out
+
+
+def run_one(side, s, args, tmp, index, csv):
+    cp_dir = tempfile.mkdtemp(prefix="cp-", dir=tmp)
+    log_path = os.path.join(tmp, f"{side.name.lower()}-{index}.log")
+    cmd = side.impl.command(s, args, cp_dir)
+    code, wall, rss, cpu, _ = measure(cmd, log_path)
+    shutil.rmtree(cp_dir, ignore_errors=True)
+    log = open(log_path, errors="replace").read()
+    parsed, problem = (None, f"exit code {code}") if code != 0 else side.impl.parse(s, log)
+    if problem:
+        kept = os.path.join(args.keep_logs, os.path.basename(log_path))
+        shutil.copy(log_path, kept)
+        print(f"vs-flink: {side.name} failed on '{s.name}': {problem}; log: {kept}\n"
+              f"  command: {' '.join(cmd)}", file=sys.stderr)
+        side.failures += 1
+        return
+    runtime_ms, checkpoints = parsed
+    run = Run(runtime_ms, wall, rss, cpu, checkpoints)
+    side.runs.setdefault(s.name, []).append(run)
+    if csv:
+        csv.write(f"{side.name},{s.job},{s.parallelism},{s.checkpoint_ms},{s.work},{runtime_ms},"
+                  f"{wall:.3f},{rss:.1f},{cpu:.3f},{checkpoints}\n")
+        csv.flush()
+    rate = s.work / max(runtime_ms, 1) / 1000.0
+    print(f"  {side.name:5} {s.name}: {runtime_ms} ms, {rate:.2f} M {s.unit}/s, "
+          f"{rss:.0f} MB, {cpu:.1f} CPU s, {checkpoints} checkpoints", flush=True)
+
+
+def median_of(runs, f):
+    return statistics.median(f(r) for r in runs)
+
+
+def rate_of(s, runs):
+    return s.work / median_of(runs, lambda r: r.runtime_ms) / 1000.0
+
+
+def print_table(all_scenarios, sides):
+    weir, flink = sides[0], sides[1] if len(sides) > 1 else None
+    head = ["job", "p", "checkpoints", "unit", "weir M/s"]
+    if flink:
+        head += ["Flink M/s", "weir/Flink"]
+    head += ["weir RSS MB"] + (["Flink RSS MB"] if flink else []) + ["weir CPU s"] + (["Flink CPU s"] if flink else [])
+    head += ["weir chk"] + (["Flink chk"] if flink else [])
+    rows = []
+    for s in all_scenarios:
+        job, p, cp = s.name.split(" | ")
+        row = [job, p[2:], cp, s.unit]
+        cells = {}
+        for side in sides:
+            runs = side.runs.get(s.name)
+            if runs:
+                cells[side.name] = (f"{rate_of(s, runs):.2f}", f"{median_of(runs, lambda r: r.max_rss_mb):.0f}",
+                                    f"{median_of(runs, lambda r: r.cpu_s):.1f}",
+                                    f"{median_of(runs, lambda r: r.checkpoints):.0f}")
+            else:
+                cells[side.name] = (side.skipped.get(s.name, "failed"), "-", "-", "-")
+        row.append(cells["weir"][0])
+        if flink:
+            row.append(cells["Flink"][0])
+            w, f = weir.runs.get(s.name), flink.runs.get(s.name)
+            row.append(f"{rate_of(s, w) / rate_of(s, f):.1f}x" if w and f else "-")
+        for i in (1, 2, 3):
+            row += [cells[side.name][i] for side in sides]
+        rows.append(row)
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(head, widths)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in rows:
+        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths)) + " |")
+
+
+def print_costs(all_scenarios, sides):
+    """Checkpoint cost (throughput lost against no checkpoints) and p=2 against p=1 scaling."""
+    by_key = {(s.job, s.parallelism, s.checkpoint_ms): s for s in all_scenarios}
+    lines = []
+    for s in all_scenarios:
+        base = by_key.get((s.job, s.parallelism, 0))
+        if s.checkpoint_ms == 0 or not base:
+            continue
+        parts = []
+        for side in sides:
+            b, c = side.runs.get(base.name), side.runs.get(s.name)
+            if b and c:
+                parts.append(f"{side.name} {(1 - rate_of(s, c) / rate_of(base, b)) * 100:+.1f}%")
+        if parts:
+            lines.append(f"  checkpoint cost, {s.name.split(' | ')[0]}, p={s.parallelism}, "
+                         f"every {s.checkpoint_ms} ms: " + ", ".join(parts))
+    for s in all_scenarios:
+        one = by_key.get((s.job, 1, s.checkpoint_ms))
+        if s.parallelism != 2 or not one:
+            continue
+        parts = []
+        for side in sides:
+            a, b = side.runs.get(one.name), side.runs.get(s.name)
+            if a and b:
+                parts.append(f"{side.name} {rate_of(s, b) / rate_of(one, a):.2f}x")
+        if parts:
+            cp = f"every {s.checkpoint_ms} ms" if s.checkpoint_ms else "no checkpoints"
+            lines.append(f"  p=2 against p=1, {s.name.split(' | ')[0]}, {cp}: " + ", ".join(parts))
+    if lines:
+        print("\n(checkpoint cost: throughput lost against the same job without checkpoints; a plus is a loss)")
+        print("\n".join(lines))
+
+
+def machine_line():
+    model = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} cores ({model}), {mem:.0f} GiB, Linux {platform.release()}"
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="tests/bench/vs-flink/run.sh [build-dir]",
+                                 description="weir against Flink, side by side")
+    # Set by run.sh:
+    ap.add_argument("--build", help=argparse.SUPPRESS)
+    ap.add_argument("--flink-home", help=argparse.SUPPRESS)  # absent: weir alone
+    ap.add_argument("--flink-classes", help=argparse.SUPPRESS)
+    ap.add_argument("--java", default="java", help=argparse.SUPPRESS)
+    ap.add_argument("--no-flink-reason", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--check-args", action="store_true", help=argparse.SUPPRESS)  # validate, run nothing
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--count", type=int, default=50_000_000, help="keyed sum: records")
+    ap.add_argument("--many-keys", type=int, default=100_000, help="keyed sum with many keys: keys")
+    ap.add_argument("--text-mb", type=float, default=128, help="word count: MB of Zipf text")
+    ap.add_argument("--text-cache", default=os.environ.get("WEIR_BENCH_CACHE", "/tmp/weir-bench"))
+    ap.add_argument("--jobs", type=csv_list("--jobs", str), default=["keyed-sum", "many-keys", "word-count"])
+    ap.add_argument("--parallelism", type=csv_list("--parallelism", int), default=[1, 2])
+    ap.add_argument("--checkpoints", type=csv_list("--checkpoints", checkpoint_ms), default=[0, 100, 1000],
+                    help="intervals: none, 100ms, 1s, ...")
+    ap.add_argument("--csv", help="also write every run to this CSV file")
+    args = ap.parse_args()
+    bad = [j for j in args.jobs if j not in ("keyed-sum", "many-keys", "word-count")]
+    if bad:
+        ap.error(f"--jobs: unknown job '{bad[0]}' (keyed-sum, many-keys, word-count)")
+    if args.rounds < 1 or args.count < 1 or args.many_keys < 1 or args.text_mb <= 0:
+        ap.error("--rounds, --count, --many-keys and --text-mb must be positive")
+    if any(p < 1 for p in args.parallelism):
+        ap.error("--parallelism: every value must be at least 1")
+    if args.check_args:
+        return
+    if not args.build:
+        ap.error("--build DIR is required")
+
+    tmp = tempfile.mkdtemp(prefix="weir-vs-flink-")
+    args.keep_logs = tempfile.mkdtemp(prefix="weir-vs-flink-logs-")
+    try:
+        text_words = 0
+        if "word-count" in args.jobs:
+            files = max(args.parallelism)
+            args.text_dir = os.path.join(args.text_cache, f"zipf-{args.text_mb:g}mb-{files}files-seed1")
+            if not os.path.exists(args.text_dir + ".words"):
+                print(f"generating {args.text_mb:g} MB of Zipf text in {args.text_dir} ...", flush=True)
+                subprocess.run([sys.executable, os.path.join(HERE, "zipf_text.py"), args.text_dir,
+                                "--mb", str(args.text_mb), "--files", str(files)], check=True)
+            text_words = int(open(args.text_dir + ".words").read())
+
+        sides = [Side("weir")]
+        sides[0].impl = Weir(args.build, tmp)
+        if args.flink_home:
+            sides.append(Side("Flink"))
+            sides[1].impl = Flink(args.java, args.flink_home, args.flink_classes)
+        for side in sides:
+            side.failures = 0
+        todo = scenarios(args, text_words)
+        for s in todo:
+            for side in sides:
+                why = side.impl.skip_reason(s)
+                if why:
+                    side.skipped[s.name] = why
+
+        started = time.strftime("%Y-%m-%d %H:%M")
+        load_before = os.getloadavg()[0]
+        print(f"weir against Flink: {machine_line()}, {started}, load average {load_before:.1f}")
+        if len(sides) == 1:
+            print(f"Flink is not measured: {args.no_flink_reason or 'not installed'}; weir alone")
+        work = []
+        if "keyed-sum" in args.jobs or "many-keys" in args.jobs:
+            work.append(f"keyed sum {args.count:,} records")
+        if text_words:
+            work.append(f"word count {args.text_mb:g} MB, {text_words:,} words in {args.text_dir}")
+        print(f"{args.rounds} rounds, sides alternating; " + "; ".join(work))
+        csv = open(args.csv, "w") if args.csv else None
+        if csv:
+            csv.write("side,job,parallelism,checkpoint_ms,work,runtime_ms,wall_s,max_rss_mb,cpu_s,checkpoints\n")
+        index = 0
+        for r in range(args.rounds):
+            print(f"round {r + 1} of {args.rounds}", flush=True)
+            order = sides if r % 2 == 0 else list(reversed(sides))
+            for s in todo:
+                for side in order:
+                    if s.name in side.skipped:
+                        continue
+                    index += 1
+                    run_one(side, s, args, tmp, index, csv)
+        print(f"\nMedians of {args.rounds} rounds (M = million per second of job runtime; RSS and CPU "
+              f"of the whole process; chk = checkpoints completed), load average "
+              f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after:\n")
+        print_table(todo, sides)
+        print_costs(todo, sides)
+        if "keyed-sum" in args.jobs and not sides[0].impl.has_keys:
+            print("\nnote: weir's number_sum has no --keys yet: its 2-key rows use its parity key "
+                  "(n mod 2, the same keys)")
+        failures = sum(side.failures for side in sides)
+        if failures:
+            fail(f"{failures} run(s) failed; their logs are in {args.keep_logs}")
+        shutil.rmtree(args.keep_logs, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

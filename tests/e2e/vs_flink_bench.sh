@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# End-to-end: the side-by-side benchmark against Flink (tests/bench/vs-flink/run.sh) with tiny
+# inputs, so that it keeps working as weir changes. It checks that both sides run the same
+# jobs (Flink's jobs report how many records they processed, and the harness refuses a wrong
+# count), that checkpoints are taken on both sides when asked for, that the table is printed,
+# that it measures weir alone (and says so) where Flink is not installed, and its bad input
+# (and that of tests/bench/vs-flink/profile.py).
+# No timing is checked.
+#
+#   bash tests/e2e/vs_flink_bench.sh [build-dir]
+#
+# About 40 s: the Maven build and four Flink jobs (a JVM and a MiniCluster each) dominate.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+
+BENCH="$REPO_DIR/tests/bench/vs-flink/run.sh"
+export WEIR_BENCH_CACHE="$tmp/cache"
+number='[0-9]+\.[0-9]+'
+
+check "keyed sum on both sides, with and without checkpoints: a table with the ratio"
+E2E_CMD_TIMEOUT=240 run bash "$BENCH" "$BUILD_DIR" --rounds 1 --jobs keyed-sum --parallelism 1 \
+  --checkpoints none,100ms --count 300000
+expect_rc 0
+expect_out_has "Flink keyed sum, 2 keys | p=1 | none"
+expect_out_line "\| keyed sum, 2 keys +\| 1 \| none +\| records \| $number +\| $number +\| $number""x +\|.*"
+# The 100 ms row: both sides completed at least one checkpoint (the last two columns).
+grep -E "^\| keyed sum, 2 keys +\| 1 \| 100 ms" "$OUT_FILE" | grep -qE "\| [1-9][0-9]* +\| [1-9][0-9]* +\|$" ||
+  fail "the 100 ms row does not show checkpoints on both sides"
+expect_out_has "checkpoint cost, keyed sum, 2 keys, p=1, every 100 ms: weir "
+pass
+
+check "word count at p=2 over generated Zipf text: Flink counted every word"
+E2E_CMD_TIMEOUT=240 run bash "$BENCH" "$BUILD_DIR" --rounds 1 --jobs word-count --parallelism 2 \
+  --checkpoints none --text-mb 1
+expect_rc 0
+words="$(cat "$WEIR_BENCH_CACHE"/zipf-1mb-2files-seed1.words)"
+[[ "$words" -gt 100000 ]] || fail "the generated text has $words words"
+expect_out_has "$(python3 -c "print(f'{$words:,}')") words"
+expect_out_line "\| word count +\| 2 \| none +\| words +\| $number +\| $number +\| $number""x +\|.*"
+pass
+
+check "the Flink jobs refuse bad options with exit 2"
+classes="$BUILD_DIR/vs-flink/target/classes"
+flink_home="$(bash "$REPO_DIR/scripts/peers/flink.sh" home)"
+run java -cp "$classes:$flink_home/lib/*" weir.bench.NumberSum --count many
+expect_rc 2
+expect_err_has "--count must be a whole number >= 1, not 'many'"
+run java -cp "$classes:$flink_home/lib/*" weir.bench.WordCount --parallelism 2
+expect_rc 2
+expect_err_has "--input PATH is required"
+pass
+
+check "without Flink it measures weir alone and says so"
+FLINK_VENV="$tmp/no-flink" run bash "$BENCH" "$BUILD_DIR" --rounds 1 --jobs keyed-sum --parallelism 1 \
+  --checkpoints none --count 100000
+expect_rc 0
+expect_out_has "Flink is not installed (scripts/peers/flink.sh install installs it); weir alone"
+expect_out_line "\| keyed sum, 2 keys +\| 1 \| none +\| records \| $number +\| [0-9]+ +\| $number +\| 0 +\|"
+expect_out_lacks "Flink M/s"
+[[ ! -e "$tmp/no-flink" ]] || fail "it created '$tmp/no-flink'"
+pass
+
+check "bad options: exit 2 before building or running anything"
+run bash "$BENCH" "$BUILD_DIR" --jobs keyed-sum,nope
+expect_rc 2
+expect_err_has "--jobs: unknown job 'nope'"
+run bash "$BENCH" "$BUILD_DIR" --parallelism 0
+expect_rc 2
+expect_err_has "--parallelism: every value must be at least 1"
+run bash "$BENCH" "$BUILD_DIR" --checkpoints 100 ms
+expect_rc 2
+run bash "$BENCH" "$tmp/no-build"
+expect_rc 2
+expect_err_has "is not a configured build directory"
+pass
+
+check "a second run on the same build directory is refused while the first one runs"
+# The lock is taken after the options are checked and before anything is built or run.
+exec 8>"$BUILD_DIR/vs-flink.lock"
+flock -n 8 || fail "the lock is held before the check (a benchmark is running on $BUILD_DIR?)"
+run bash "$BENCH" "$BUILD_DIR" --rounds 1 --jobs keyed-sum
+expect_rc 1
+expect_err_has "another run of this benchmark is using $BUILD_DIR"
+exec 8>&-
+pass
+
+check "the profiler refuses bad options with exit 2"
+run python3 "$REPO_DIR/tests/bench/vs-flink/profile.py" --build "$BUILD_DIR" --only keyed-sum,nope
+expect_rc 2
+expect_err_has "--only: unknown section 'nope'"
+run python3 "$REPO_DIR/tests/bench/vs-flink/profile.py" --build "$tmp/no-build" --only threads
+expect_rc 2
+expect_err_has "examples/number_sum.so is missing: build first"
+pass
+
+finish
