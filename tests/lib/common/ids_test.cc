@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <vector>
+
 #include "lib/common/hash.h"
 #include "lib/common/ids.h"
 
@@ -27,4 +29,27 @@ TEST_CASE("hash: murmur finalizer matches Flink's MathUtils.murmurHash", "[commo
   CHECK(weir::MurmurHashInt(0) == 593689054);
   CHECK(weir::MurmurHashInt(1) == 68075478);
   CHECK(weir::Crc32c("123456789", 9) == 0xe3069283u);
+}
+
+TEST_CASE("crc32c: every length and alignment, and in pieces, as the byte-at-a-time definition", "[common]") {
+  // The definition: reflected polynomial 0x82f63b78, bit by bit.
+  auto reference = [](const unsigned char* p, size_t n) {
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; ++i) {
+      c ^= p[i];
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? (0x82f63b78u ^ (c >> 1)) : (c >> 1);
+    }
+    return ~c;
+  };
+  std::vector<unsigned char> data(300);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<unsigned char>(i * 131 + 7);
+  for (size_t offset = 0; offset < 9; ++offset) {
+    for (size_t n = 0; n + offset <= data.size(); n += 13) {
+      INFO("offset " << offset << ", length " << n);
+      const uint32_t whole = weir::Crc32c(data.data() + offset, n);
+      CHECK(whole == reference(data.data() + offset, n));
+      const size_t half = n / 3;
+      CHECK(weir::Crc32c(data.data() + offset + half, n - half, weir::Crc32c(data.data() + offset, half)) == whole);
+    }
+  }
 }
