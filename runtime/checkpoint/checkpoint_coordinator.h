@@ -41,7 +41,7 @@
 #include "runtime/checkpoint/checkpoint_stats.h"
 #include "runtime/checkpoint/completed_checkpoint_store.h"
 #include "runtime/checkpoint/pending_checkpoint.h"
-#include "runtime/cluster/job_status.h"
+#include "runtime/status/job_status.h"
 #include "runtime/core/buffer.h"
 #include "runtime/core/checkpoint_failure.h"
 #include "runtime/state/checkpoint_storage.h"

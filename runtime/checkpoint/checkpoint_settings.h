@@ -8,7 +8,7 @@
 
 #include "lib/common/status.h"
 #include "lib/config/config.h"
-#include "runtime/cluster/job_status.h"
+#include "runtime/status/job_status.h"
 
 namespace weir::runtime {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "runtime/cluster/job_status.h"
+#include "runtime/status/job_status.h"
 
 namespace weir::runtime {
 

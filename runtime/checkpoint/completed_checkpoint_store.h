@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "lib/format/snapshot_io.h"
-#include "runtime/cluster/job_status.h"
+#include "runtime/status/job_status.h"
 
 namespace weir::runtime {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "lib/common/status.h"
-#include "runtime/cluster/job_status.h"
+#include "runtime/status/job_status.h"
 
 namespace weir::runtime {
 

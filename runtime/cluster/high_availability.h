@@ -33,7 +33,7 @@
 #include "lib/common/ids.h"
 #include "lib/common/status.h"
 #include "lib/config/config.h"
-#include "runtime/cluster/job_status.h"
+#include "runtime/status/job_status.h"
 
 namespace weir::runtime {
 

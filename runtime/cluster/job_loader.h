@@ -10,7 +10,7 @@
 
 #include "lib/api/graph.h"
 #include "lib/common/status.h"
-#include "runtime/cluster/job_status.h"
+#include "runtime/status/job_status.h"
 
 namespace weir::runtime {
 

@@ -20,7 +20,7 @@
 #include "lib/config/config.h"
 #include "runtime/checkpoint/checkpoint_coordinator.h"
 #include "runtime/checkpoint/state_assignment.h"
-#include "runtime/cluster/job_status.h"
+#include "runtime/status/job_status.h"
 #include "runtime/cluster/restart_strategy.h"
 #include "runtime/core/execution_plan.h"
 #include "runtime/core/task.h"

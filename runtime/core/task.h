@@ -32,7 +32,7 @@
 
 #include "lib/api/graph.h"
 #include "lib/config/config.h"
-#include "runtime/cluster/job_status.h"
+#include "runtime/status/job_status.h"
 #include "runtime/core/buffer.h"
 #include "runtime/core/checkpoint_failure.h"
 #include "runtime/core/execution_plan.h"

@@ -15,7 +15,7 @@
 
 #include "lib/common/ids.h"
 #include "lib/common/status.h"
-#include "runtime/cluster/job_status.h"
+#include "runtime/status/job_status.h"
 #include "runtime/rest/rest_router_internal.h"
 
 namespace weir::runtime {

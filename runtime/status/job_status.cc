@@ -1,4 +1,4 @@
-#include "runtime/cluster/job_status.h"
+#include "runtime/status/job_status.h"
 
 namespace weir::runtime {
 
