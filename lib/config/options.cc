@@ -339,6 +339,56 @@ const ConfigOption kStateBackendType{
                    "checkpoint storage, 'RocksDBStateBackend' means rocksdb.",
 };
 
+// --- the rocksdb state backend ---
+
+const ConfigOption kRocksDbLocalDir{
+    .key = "state.backend.rocksdb.localdir",
+    .type = OptionType::kString,
+    .description = "Where the rocksdb backend keeps its working files: one directory per operator "
+                   "subtask, removed when it closes; several directories separated by commas are "
+                   "used in turn. Default: the system's temporary directory.",
+};
+
+const ConfigOption kRocksDbPredefinedOptions{
+    .key = "state.backend.rocksdb.predefined-options",
+    .type = OptionType::kEnum,
+    .default_value = "DEFAULT",
+    .enum_values = {"DEFAULT", "SPINNING_DISK_OPTIMIZED", "SPINNING_DISK_OPTIMIZED_HIGH_MEM",
+                    "FLASH_SSD_OPTIMIZED"},
+    .description = "RocksDB tuning for the disk the working files are on, with Flink's profiles.",
+};
+
+const ConfigOption kRocksDbBlockCacheSize{
+    .key = "state.backend.rocksdb.block.cache-size",
+    .type = OptionType::kMemorySize,
+    .default_value = "8mb",
+    .description = "Block cache of each rocksdb instance, when its memory is not managed.",
+};
+
+const ConfigOption kRocksDbWriteBufferSize{
+    .key = "state.backend.rocksdb.writebuffer.size",
+    .type = OptionType::kMemorySize,
+    .default_value = "64mb",
+    .description = "Memtable size of each state (column family) before it is flushed to a file.",
+};
+
+const ConfigOption kRocksDbMemoryManaged{
+    .key = "state.backend.rocksdb.memory.managed",
+    .type = OptionType::kBool,
+    .default_value = "true",
+    .description = "The rocksdb instances of a slot share one block cache that also accounts for "
+                   "their write buffers, bounded by the slot's share of managed memory.",
+};
+
+const ConfigOption kManagedMemorySize{
+    .key = "taskmanager.memory.managed.size",
+    .type = OptionType::kMemorySize,
+    .default_value = "128mb",
+    .description = "Managed memory of a job, divided evenly between its slots (subtask i of every "
+                   "operator is in slot i): the bound of rocksdb's memory when "
+                   "state.backend.rocksdb.memory.managed is true.",
+};
+
 // --- restart strategies ---
 
 const ConfigOption kRestartStrategyType{
@@ -605,6 +655,12 @@ const std::vector<const ConfigOption*>& AllOptions() {
       &kCheckpointingAfterTasksFinish,
       &kCheckpointingInlineThreshold,
       &kStateBackendType,
+      &kRocksDbLocalDir,
+      &kRocksDbPredefinedOptions,
+      &kRocksDbBlockCacheSize,
+      &kRocksDbWriteBufferSize,
+      &kRocksDbMemoryManaged,
+      &kManagedMemorySize,
       &kRestartStrategyType,
       &kFixedDelayAttempts,
       &kFixedDelayDelay,

@@ -49,6 +49,14 @@ extern const ConfigOption kCheckpointingAfterTasksFinish;  // ...checkpoints-aft
 extern const ConfigOption kCheckpointingInlineThreshold;   // ...data-inline-threshold (20kb)
 extern const ConfigOption kStateBackendType;       // state.backend.type (hashmap)
 
+// --- the rocksdb state backend (state.backend.rocksdb.*) and its memory bound ---
+extern const ConfigOption kRocksDbLocalDir;          // ...localdir (the system temp dir)
+extern const ConfigOption kRocksDbPredefinedOptions; // ...predefined-options (DEFAULT)
+extern const ConfigOption kRocksDbBlockCacheSize;    // ...block.cache-size (8mb)
+extern const ConfigOption kRocksDbWriteBufferSize;   // ...writebuffer.size (64mb)
+extern const ConfigOption kRocksDbMemoryManaged;     // ...memory.managed (true)
+extern const ConfigOption kManagedMemorySize;        // taskmanager.memory.managed.size (128mb)
+
 // --- restart strategies ---
 extern const ConfigOption kRestartStrategyType;
 extern const ConfigOption kFixedDelayAttempts;

@@ -291,6 +291,7 @@ void Task::RestoreKeyedState(int k, const StreamNode& node, OperatorContext& ctx
   bs.operator_uid = ctx.operator_uid;
   bs.task_name = name_;
   bs.subtask = spec_.subtask;
+  bs.parallelism = ctx.task.parallelism;
   bs.max_parallelism = ctx.task.max_parallelism;
   bs.range = range;
   bs.config = spec_.config;
@@ -303,7 +304,8 @@ void Task::RestoreKeyedState(int k, const StreamNode& node, OperatorContext& ctx
   }
   auto backend = CreateBytesBackend(spec_.state_backend, bs);
   if (!backend.ok()) {
-    throw std::runtime_error("cannot open the keyed state of " + name_ + ": " + backend.status().ToString());
+    // Restoring again cannot help (a missing or corrupt file, a bad setting): the job fails.
+    throw StateRestoreError("cannot open the keyed state of " + name_ + ": " + backend.status().ToString());
   }
   ctx.keyed_backend = backend->get();
   impl.keyed_backends[k] = std::move(*backend);

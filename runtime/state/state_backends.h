@@ -23,6 +23,7 @@ struct BytesBackendSpec {
   std::string operator_uid;
   std::string task_name;  // "Sum (2/4)"
   int subtask = 0;
+  int parallelism = 1;  // of the operator
   int max_parallelism = 128;
   KeyGroupRange range;
   const Configuration* config = nullptr;  // the job's

@@ -322,10 +322,18 @@ Status RunInspect(const InspectArgs& args, Printer& printer) {
       op_total += sub.StateSize();
       json keyed = json::array();
       for (const auto& k : sub.keyed) {
-        keyed.push_back({{"format", k.type == KeyedStateHandle::Type::kNative ? "native" : "canonical"},
-                         {"keyGroups", {k.range().start, k.range().end}},
-                         {"stateSize", k.StateSize()},
-                         {"checkpointedSize", k.CheckpointedSize()}});
+        json entry = {{"format", k.type == KeyedStateHandle::Type::kNative ? "native" : "canonical"},
+                      {"keyGroups", {k.range().start, k.range().end}},
+                      {"stateSize", k.StateSize()},
+                      {"checkpointedSize", k.CheckpointedSize()}};
+        if (k.type == KeyedStateHandle::Type::kNative) {
+          // The files of the job's shared/ directory it references (incremental checkpoints).
+          json shared = json::array();
+          for (const auto& [name, h] : k.native.shared_files) shared.push_back({{"path", h.path}, {"size", h.size}});
+          entry["backend"] = k.native.backend;
+          entry["sharedFiles"] = shared;
+        }
+        keyed.push_back(entry);
       }
       subtasks.push_back({{"subtask", i},
                           {"finished", sub.finished},
@@ -353,13 +361,18 @@ Status RunInspect(const InspectArgs& args, Printer& printer) {
       std::string text = sub.finished             ? std::string("finished (no state)")
                          : sub.StateSize() == 0 ? std::string("no state")
                                                   : Plural(sub.StateSize(), "byte", "bytes") + where;
+      std::vector<std::string> shared;
       for (const auto& k : sub.keyed) {
         if (k.type == KeyedStateHandle::Type::kNative) {
           text += " (" + k.native.backend + " native, " + Plural(k.CheckpointedSize(), "byte", "bytes") +
-                  " new)";
+                  " new, " + Plural(k.native.shared_files.size(), "shared file", "shared files") + ")";
+          for (const auto& [name, h] : k.native.shared_files) {
+            shared.push_back("    shared file: " + h.path + " (" + Plural(h.size, "byte", "bytes") + ")");
+          }
         }
       }
       printer.Line("  subtask " + std::to_string(i) + ": " + text);
+      for (const auto& line : shared) printer.Line(line);
     }
     if (args.verify) {
       json states = json::array();

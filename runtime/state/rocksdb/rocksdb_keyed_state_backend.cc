@@ -1,0 +1,646 @@
+#include "runtime/state/rocksdb/rocksdb_keyed_state_backend.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include <rocksdb/db.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/write_batch.h>
+
+#include "lib/api/heap_state.h"
+#include "lib/api/key_groups_writer.h"
+#include "lib/api/keyed_state_rows.h"
+#include "lib/common/hash.h"
+#include "lib/common/ids.h"
+#include "lib/common/string_util.h"
+#include "lib/fs/file_system.h"
+#include "runtime/state/rocksdb/rocksdb_options.h"
+
+namespace weir::runtime {
+
+namespace {
+
+namespace stdfs = std::filesystem;
+using rocksdb_backend::InstanceOptions;
+
+constexpr char kBackendName[] = "rocksdb";
+constexpr char kColumnFamilyPrefix[] = "state/";
+constexpr size_t kBatchBytes = 4 << 20;
+constexpr uint64_t kDownloadChunk = 8 << 20;
+
+Status FromRocks(const rocksdb::Status& s, const std::string& what) {
+  if (s.ok()) return Status::OK();
+  if (s.IsCorruption()) return Status::Corruption(what + ": " + s.ToString());
+  if (s.IsNotFound() || s.IsPathNotFound()) return Status::NotFound(what + ": " + s.ToString());
+  return Status::IOError(what + ": " + s.ToString());
+}
+
+void ThrowIfFailed(const rocksdb::Status& s, const char* what) {
+  if (!s.ok()) throw std::runtime_error(std::string("rocksdb state backend: ") + what + " failed: " + s.ToString());
+}
+
+// [key group, 2 bytes big-endian]: the first bytes of every key of the key group.
+std::string KeyGroupPrefix(int key_group) {
+  return {static_cast<char>((key_group >> 8) & 0xff), static_cast<char>(key_group & 0xff)};
+}
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// An open RocksDB instance and its column families (one per state, in registration
+// order); shared by the backend and the snapshots being written, and removed from
+// disk with the last of them.
+struct Instance {
+  std::string dir;      // the instance's own directory: db/, snapshot-*/, restore-*/
+  std::string db_path;  // dir/db
+  InstanceOptions options;
+  rocksdb::DB* db = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;  // by state id; the default family is not used
+  rocksdb::ColumnFamilyHandle* default_family = nullptr;
+  std::vector<StateMeta> states;
+
+  ~Instance() {
+    if (db) {
+      for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
+      if (default_family) db->DestroyColumnFamilyHandle(default_family);
+      db->Close();
+      delete db;
+    }
+    std::error_code ec;
+    stdfs::remove_all(dir, ec);
+  }
+};
+
+// Opens the instance's database with a column family for each of `states`.
+Status OpenDatabase(Instance& inst, const std::vector<StateMeta>& states) {
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  families.emplace_back(rocksdb::kDefaultColumnFamilyName, inst.options.column_family);
+  for (const auto& s : states) families.emplace_back(kColumnFamilyPrefix + s.name, inst.options.column_family);
+  rocksdb::Options options(inst.options.db, inst.options.column_family);
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  WEIR_RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(options, inst.db_path, families, &handles, &inst.db),
+                                 "cannot open the rocksdb instance in '" + inst.db_path + "'"));
+  inst.default_family = handles[0];
+  inst.handles.assign(handles.begin() + 1, handles.end());
+  inst.states = states;
+  return Status::OK();
+}
+
+// Copies one file of a native handle into `dir` under its local name (a hard link
+// when both are local and it is an SST file, which RocksDB never changes), and checks
+// it against the handle's size and checksum. NotFound / Corruption naming the file.
+Status Download(const std::string& name, const StreamHandle& h, const std::string& dir, bool shared) {
+  const std::string what = std::string(shared ? "shared" : "private") + " rocksdb state file '" +
+                           (h.is_inline() ? "(inline)" : h.path) + "' (" + name + ")";
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+    return Status::Corruption("the snapshot names a rocksdb state file '" + name + "' that is not a plain file name");
+  }
+  const std::string target = (stdfs::path(dir) / name).string();
+  uint32_t crc = 0;
+  uint64_t size = 0;
+  if (h.is_inline()) {
+    std::ofstream out(target, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(h.data.data()), static_cast<std::streamsize>(h.data.size()));
+    if (!out.flush()) return Status::IOError("cannot write '" + target + "': " + std::strerror(errno));
+    crc = Crc32c(h.data.data(), h.data.size());
+    size = h.data.size();
+  } else {
+    WEIR_ASSIGN_OR_RETURN(std::shared_ptr<FileSystem> fs, GetFileSystem(h.path));
+    bool linked = false;
+    if (fs->scheme() == "file" && EndsWith(name, ".sst")) {
+      const std::string local = StripFileScheme(h.path);
+      if (::link(local.c_str(), target.c_str()) == 0) {
+        linked = true;
+      } else if (errno == ENOENT) {
+        return Status::NotFound("the " + what + " is missing").WithHint(
+            "the checkpoint is incomplete (were files under its shared/ directory deleted?): restore from an "
+            "older checkpoint or a savepoint");
+      }
+    }
+    if (linked) {
+      std::ifstream in(target, std::ios::binary);
+      std::string chunk(kDownloadChunk, '\0');
+      while (in) {
+        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        const auto n = static_cast<size_t>(in.gcount());
+        if (n == 0) break;
+        crc = Crc32c(chunk.data(), n, crc);
+        size += n;
+      }
+    } else {
+      std::ofstream out(target, std::ios::binary);
+      for (;;) {
+        auto bytes = fs->ReadRange(h.path, size, kDownloadChunk);
+        if (!bytes.ok()) {
+          if (bytes.status().IsNotFound()) {
+            return Status::NotFound("the " + what + " is missing").WithHint(
+                "the checkpoint is incomplete (were files under its shared/ directory deleted?): restore from an "
+                "older checkpoint or a savepoint");
+          }
+          return bytes.status();
+        }
+        if (bytes->empty()) break;
+        out.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
+        crc = Crc32c(bytes->data(), bytes->size(), crc);
+        size += bytes->size();
+        if (bytes->size() < kDownloadChunk) break;
+      }
+      if (!out.flush()) return Status::IOError("cannot write '" + target + "': " + std::strerror(errno));
+    }
+  }
+  if (size != h.size || crc != h.crc) {
+    return Status::Corruption("the " + what + " is corrupt: " + std::to_string(size) + " bytes with checksum " +
+                              std::to_string(crc) + ", the snapshot recorded " + std::to_string(h.size) +
+                              " bytes with checksum " + std::to_string(h.crc))
+        .WithHint("restore from an older checkpoint or a savepoint");
+  }
+  return Status::OK();
+}
+
+Status DownloadAll(const NativeKeyedHandle& h, const std::string& dir) {
+  std::error_code ec;
+  stdfs::create_directories(dir, ec);
+  if (ec) return Status::IOError("cannot create '" + dir + "': " + ec.message());
+  for (const auto& [name, file] : h.shared_files) WEIR_RETURN_IF_ERROR(Download(name, file, dir, true));
+  for (const auto& [name, file] : h.private_files) WEIR_RETURN_IF_ERROR(Download(name, file, dir, false));
+  return Status::OK();
+}
+
+// The shared SST files an incremental checkpoint may reference instead of uploading
+// them again: those of the last completed checkpoint (Flink's
+// RocksIncrementalSnapshotStrategy), and those of the checkpoints being completed.
+struct UploadedFiles {
+  std::mutex mu;
+  std::map<std::string, StreamHandle> confirmed;                      // by local file name
+  std::map<int64_t, std::map<std::string, StreamHandle>> pending;     // by checkpoint id
+};
+
+// The asynchronous part of a full snapshot or canonical savepoint: a scan of a RocksDB
+// snapshot (not the live state) in key order, written in the canonical form.
+class FullSnapshot final : public AsyncKeyedSnapshot {
+ public:
+  FullSnapshot(std::shared_ptr<Instance> inst, KeyGroupRange range)
+      : inst_(std::move(inst)), range_(range), states_(inst_->states), handles_(inst_->handles),
+        snapshot_(inst_->db->GetSnapshot()) {}
+  ~FullSnapshot() override { inst_->db->ReleaseSnapshot(snapshot_); }
+
+  Result<std::vector<KeyedStateHandle>> Write(SnapshotOutput& out) override {
+    WEIR_ASSIGN_OR_RETURN(std::unique_ptr<StateOutputStream> stream, out.Create(StateScope::kExclusive));
+    KeyGroupsWriter writer(range_, states_, std::move(stream));
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot_;
+    ro.fill_cache = false;
+    std::vector<std::unique_ptr<rocksdb::Iterator>> its;
+    const std::string first = KeyGroupPrefix(range_.start);
+    for (auto* h : handles_) {
+      its.emplace_back(inst_->db->NewIterator(ro, h));
+      its.back()->Seek(first);
+    }
+    std::vector<std::string> rows(handles_.size());
+    for (int kg = range_.start; kg <= range_.end; ++kg) {
+      if (out.cancelled()) return Status::Aborted("the checkpoint was aborted");
+      const std::string prefix = KeyGroupPrefix(kg);
+      for (size_t s = 0; s < its.size(); ++s) {
+        rows[s].clear();
+        rocksdb::Iterator* it = its[s].get();
+        for (; it->Valid() && it->key().starts_with(prefix); it->Next()) {
+          rocksdb::Slice k = it->key();
+          rocksdb::Slice v = it->value();
+          AppendRow(&rows[s], std::string_view(k.data() + 2, k.size() - 2), std::string_view(v.data(), v.size()));
+        }
+        WEIR_RETURN_IF_ERROR(FromRocks(it->status(), "reading the rocksdb state '" + states_[s].name + "'"));
+      }
+      WEIR_RETURN_IF_ERROR(writer.AddKeyGroup(rows));
+    }
+    its.clear();
+    std::vector<KeyedStateHandle> handles;
+    WEIR_ASSIGN_OR_RETURN(KeyedStateHandle handle, writer.Finish());
+    handles.push_back(std::move(handle));
+    return handles;
+  }
+
+ private:
+  std::shared_ptr<Instance> inst_;
+  KeyGroupRange range_;
+  std::vector<StateMeta> states_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  const rocksdb::Snapshot* snapshot_;
+};
+
+// The asynchronous part of a native snapshot: uploads the files of a RocksDB
+// checkpoint taken at the barrier. The local checkpoint directory is always removed.
+class NativeSnapshot final : public AsyncKeyedSnapshot {
+ public:
+  NativeSnapshot(std::shared_ptr<Instance> inst, std::string local_dir, NativeKeyedHandle base, int64_t checkpoint_id,
+                 bool savepoint, std::map<std::string, StreamHandle> reusable, std::shared_ptr<UploadedFiles> uploads)
+      : inst_(std::move(inst)), local_dir_(std::move(local_dir)), base_(std::move(base)), checkpoint_id_(checkpoint_id),
+        savepoint_(savepoint), reusable_(std::move(reusable)), uploads_(std::move(uploads)) {}
+  ~NativeSnapshot() override { RemoveLocal(); }
+
+  Result<std::vector<KeyedStateHandle>> Write(SnapshotOutput& out) override {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : stdfs::directory_iterator(local_dir_, ec)) names.push_back(e.path().filename().string());
+    if (ec) return Status::IOError("cannot list the rocksdb checkpoint '" + local_dir_ + "': " + ec.message());
+    std::sort(names.begin(), names.end());
+    KeyedStateHandle handle;
+    handle.type = KeyedStateHandle::Type::kNative;
+    NativeKeyedHandle& h = handle.native;
+    h = base_;
+    std::map<std::string, StreamHandle> shared_now;
+    for (const auto& name : names) {
+      if (out.cancelled()) return Status::Aborted("the checkpoint was aborted");
+      const std::string path = (stdfs::path(local_dir_) / name).string();
+      if (!savepoint_ && EndsWith(name, ".sst")) {
+        auto it = reusable_.find(name);
+        if (it != reusable_.end()) {
+          h.shared_files.emplace_back(name, it->second);
+          shared_now.emplace(name, it->second);
+          continue;
+        }
+        WEIR_ASSIGN_OR_RETURN(StreamHandle file, out.Upload(path, StateScope::kShared));
+        h.checkpointed_size += file.size;
+        h.shared_files.emplace_back(name, file);
+        shared_now.emplace(name, std::move(file));
+      } else {
+        WEIR_ASSIGN_OR_RETURN(StreamHandle file, out.Upload(path, StateScope::kExclusive));
+        h.checkpointed_size += file.size;
+        h.private_files.emplace_back(name, std::move(file));
+      }
+    }
+    RemoveLocal();
+    if (!savepoint_) {
+      std::lock_guard lock(uploads_->mu);
+      uploads_->pending[checkpoint_id_] = std::move(shared_now);
+    }
+    std::vector<KeyedStateHandle> handles;
+    handles.push_back(std::move(handle));
+    return handles;
+  }
+
+ private:
+  void RemoveLocal() {
+    std::error_code ec;
+    stdfs::remove_all(local_dir_, ec);
+  }
+  std::shared_ptr<Instance> inst_;
+  std::string local_dir_;
+  NativeKeyedHandle base_;
+  int64_t checkpoint_id_;
+  bool savepoint_;
+  std::map<std::string, StreamHandle> reusable_;
+  std::shared_ptr<UploadedFiles> uploads_;
+};
+
+class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
+ public:
+  RocksDbKeyedStateBackend(std::shared_ptr<Instance> inst, int max_parallelism, KeyGroupRange range)
+      : inst_(std::move(inst)), max_parallelism_(max_parallelism), range_(range),
+        backend_id_(Id16::Generate().ToHex()), uploads_(std::make_shared<UploadedFiles>()) {
+    write_.disableWAL = true;  // state is recovered from checkpoints, as in Flink
+    for (size_t i = 0; i < inst_->states.size(); ++i) by_name_.emplace(inst_->states[i].name, static_cast<int>(i));
+  }
+
+  const char* type() const override { return kBackendName; }
+  int max_parallelism() const override { return max_parallelism_; }
+  KeyGroupRange range() const override { return range_; }
+
+  std::unique_ptr<AsyncKeyedSnapshot> Snapshot(const SnapshotOptions& options) override {
+    const bool native = !options.canonical && (options.savepoint || options.incremental);
+    if (!native) return std::make_unique<FullSnapshot>(inst_, range_);
+    // The synchronous part: flush the memtables and hard-link the live files.
+    std::vector<rocksdb::ColumnFamilyHandle*> families = inst_->handles;
+    rocksdb::FlushOptions flush;
+    flush.wait = true;
+    if (!families.empty()) ThrowIfFailed(inst_->db->Flush(flush, families), "flushing before a snapshot");
+    const std::string dir = (stdfs::path(inst_->dir) / ("snapshot-" + std::to_string(options.checkpoint_id) + "-" +
+                                                        std::to_string(++snapshots_taken_))).string();
+    rocksdb::Checkpoint* raw = nullptr;
+    ThrowIfFailed(rocksdb::Checkpoint::Create(inst_->db, &raw), "starting a rocksdb checkpoint");
+    std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+    ThrowIfFailed(checkpoint->CreateCheckpoint(dir, 0), "taking a rocksdb checkpoint");
+    NativeKeyedHandle base;
+    base.backend = kBackendName;
+    base.backend_id = backend_id_;
+    base.range = range_;
+    base.states = inst_->states;
+    std::map<std::string, StreamHandle> reusable;
+    if (!options.savepoint) {
+      std::lock_guard lock(uploads_->mu);
+      reusable = uploads_->confirmed;
+    }
+    return std::make_unique<NativeSnapshot>(inst_, dir, std::move(base), options.checkpoint_id, options.savepoint,
+                                            std::move(reusable), uploads_);
+  }
+
+  void NotifyCheckpointComplete(int64_t checkpoint_id) override {
+    std::lock_guard lock(uploads_->mu);
+    auto it = uploads_->pending.find(checkpoint_id);
+    if (it == uploads_->pending.end()) return;
+    uploads_->confirmed = std::move(it->second);
+    uploads_->pending.erase(uploads_->pending.begin(), std::next(it));
+  }
+
+  void NotifyCheckpointAborted(int64_t checkpoint_id) override {
+    std::lock_guard lock(uploads_->mu);
+    uploads_->pending.erase(checkpoint_id);
+  }
+
+  // The files of a restored checkpoint that the next incremental one may reference.
+  void ReuseRestoredFiles(const NativeKeyedHandle& h) {
+    std::lock_guard lock(uploads_->mu);
+    for (const auto& [name, file] : h.shared_files) uploads_->confirmed[name] = file;
+  }
+
+  int RegisterState(const std::string& name, StateKind kind) override {
+    auto it = by_name_.find(name);
+    if (it != by_name_.end()) {
+      const StateKind registered = inst_->states[static_cast<size_t>(it->second)].kind;
+      if (registered != kind) ThrowStateKindMismatch(name, registered, kind);
+      return it->second;
+    }
+    rocksdb::ColumnFamilyHandle* h = nullptr;
+    ThrowIfFailed(inst_->db->CreateColumnFamily(inst_->options.column_family, kColumnFamilyPrefix + name, &h),
+                  "creating a column family");
+    inst_->handles.push_back(h);
+    inst_->states.push_back({name, kind});
+    const int id = static_cast<int>(inst_->handles.size()) - 1;
+    by_name_.emplace(name, id);
+    return id;
+  }
+
+  void SetCurrentKey(std::string_view key, int key_group) override {
+    key_ = KeyGroupPrefix(key_group);
+    AppendRowKey(&key_, key);
+  }
+
+  bool Get(int state, std::string* value) override {
+    rocksdb::Status s = inst_->db->Get(read_, Family(state), key_, value);
+    if (s.IsNotFound()) return false;
+    ThrowIfFailed(s, "reading state");
+    return true;
+  }
+  void Put(int state, std::string_view value) override {
+    ThrowIfFailed(inst_->db->Put(write_, Family(state), key_, ToSlice(value)), "writing state");
+  }
+  void Delete(int state) override { ThrowIfFailed(inst_->db->Delete(write_, Family(state), key_), "deleting state"); }
+  void Append(int state, std::string_view element) override {
+    scratch_.clear();
+    AppendVarint(&scratch_, element.size());
+    scratch_.append(element);
+    ThrowIfFailed(inst_->db->Merge(write_, Family(state), key_, scratch_), "appending to list state");
+  }
+
+  bool MapGet(int state, std::string_view user_key, std::string* value) override {
+    MapKey(user_key);
+    rocksdb::Status s = inst_->db->Get(read_, Family(state), map_key_, value);
+    if (s.IsNotFound()) return false;
+    ThrowIfFailed(s, "reading map state");
+    return true;
+  }
+  void MapPut(int state, std::string_view user_key, std::string_view value) override {
+    MapKey(user_key);
+    ThrowIfFailed(inst_->db->Put(write_, Family(state), map_key_, ToSlice(value)), "writing map state");
+  }
+  void MapRemove(int state, std::string_view user_key) override {
+    MapKey(user_key);
+    ThrowIfFailed(inst_->db->Delete(write_, Family(state), map_key_), "deleting map state");
+  }
+  bool MapContains(int state, std::string_view user_key) override {
+    std::string ignored;
+    return MapGet(state, user_key, &ignored);
+  }
+  bool MapIsEmpty(int state) override {
+    std::unique_ptr<rocksdb::Iterator> it(inst_->db->NewIterator(read_, Family(state)));
+    it->Seek(key_);
+    const bool empty = !(it->Valid() && it->key().starts_with(key_));
+    ThrowIfFailed(it->status(), "reading map state");
+    return empty;
+  }
+  void MapForEach(int state, const std::function<void(std::string_view, std::string_view)>& fn) override {
+    std::unique_ptr<rocksdb::Iterator> it(inst_->db->NewIterator(read_, Family(state)));
+    for (it->Seek(key_); it->Valid() && it->key().starts_with(key_); it->Next()) {
+      rocksdb::Slice k = it->key();
+      rocksdb::Slice v = it->value();
+      fn(std::string_view(k.data() + key_.size(), k.size() - key_.size()), std::string_view(v.data(), v.size()));
+    }
+    ThrowIfFailed(it->status(), "reading map state");
+  }
+  void MapClear(int state) override {
+    rocksdb::WriteBatch batch;
+    std::unique_ptr<rocksdb::Iterator> it(inst_->db->NewIterator(read_, Family(state)));
+    for (it->Seek(key_); it->Valid() && it->key().starts_with(key_); it->Next()) batch.Delete(Family(state), it->key());
+    ThrowIfFailed(it->status(), "reading map state");
+    ThrowIfFailed(inst_->db->Write(write_, &batch), "clearing map state");
+  }
+
+  // Restore: canonical rows of the subtask's key groups.
+  Status WriteRows(const std::map<std::string, RestoredKeyedState>& restored) {
+    for (const auto& [name, state] : restored) {
+      if (state.key_groups.empty()) continue;
+      if (state.legacy) {
+        return Status::FailedPrecondition("the keyed state '" + name +
+                                          "' is in the hashmap backend's old layout, which the rocksdb backend "
+                                          "cannot read")
+            .WithHint("restore it with -D state.backend.type=hashmap, take a canonical savepoint, and restore that");
+      }
+      int id = 0;
+      try {
+        id = RegisterState(name, state.kind);
+      } catch (const std::exception& e) {
+        return Status::FailedPrecondition(e.what());
+      }
+      rocksdb::WriteBatch batch;
+      std::string key;
+      for (const auto& [kg, rows] : state.key_groups) {
+        if (!range_.Contains(kg)) continue;
+        try {
+          ForEachRow(rows.data(), rows.data() + rows.size(), [&](std::string_view k, std::string_view v) {
+            key = KeyGroupPrefix(kg);
+            key.append(k);
+            batch.Put(Family(id), key, ToSlice(v));
+          });
+        } catch (const std::exception& e) {
+          return Status::Corruption("restored keyed state '" + name + "', key group " + std::to_string(kg) + ": " +
+                                    e.what());
+        }
+        if (batch.GetDataSize() >= kBatchBytes) {
+          WEIR_RETURN_IF_ERROR(FromRocks(inst_->db->Write(write_, &batch), "restoring state '" + name + "'"));
+          batch.Clear();
+        }
+      }
+      WEIR_RETURN_IF_ERROR(FromRocks(inst_->db->Write(write_, &batch), "restoring state '" + name + "'"));
+    }
+    return Status::OK();
+  }
+
+  // Restore (rescaling): copies the key groups of our range out of another instance's
+  // files, opened read-only from `dir`.
+  Status CopyKeyGroups(const NativeKeyedHandle& h, const std::string& dir) {
+    const int first = std::max(range_.start, h.range.start);
+    const int last = std::min(range_.end, h.range.end);
+    if (first > last) {
+      try {
+        for (const auto& s : h.states) RegisterState(s.name, s.kind);
+      } catch (const std::exception& e) {
+        return Status::FailedPrecondition(e.what());
+      }
+      return Status::OK();
+    }
+    std::vector<rocksdb::ColumnFamilyDescriptor> families;
+    families.emplace_back(rocksdb::kDefaultColumnFamilyName, inst_->options.column_family);
+    for (const auto& s : h.states) families.emplace_back(kColumnFamilyPrefix + s.name, inst_->options.column_family);
+    rocksdb::Options options(inst_->options.db, inst_->options.column_family);
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    WEIR_RETURN_IF_ERROR(FromRocks(rocksdb::DB::OpenForReadOnly(options, dir, families, &handles, &raw),
+                                   "cannot open the restored rocksdb files of instance " + h.backend_id));
+    std::unique_ptr<rocksdb::DB> source(raw);
+    Status st = Status::OK();
+    const std::string begin = KeyGroupPrefix(first);
+    const std::string end = KeyGroupPrefix(last + 1);
+    for (size_t s = 0; s < h.states.size() && st.ok(); ++s) {
+      int id = 0;
+      try {
+        id = RegisterState(h.states[s].name, h.states[s].kind);
+      } catch (const std::exception& e) {
+        st = Status::FailedPrecondition(e.what());
+        break;
+      }
+      rocksdb::ReadOptions ro;
+      ro.fill_cache = false;
+      std::unique_ptr<rocksdb::Iterator> it(source->NewIterator(ro, handles[s + 1]));
+      rocksdb::WriteBatch batch;
+      for (it->Seek(begin); it->Valid() && it->key().compare(end) < 0; it->Next()) {
+        batch.Put(Family(id), it->key(), it->value());
+        if (batch.GetDataSize() >= kBatchBytes) {
+          st = FromRocks(inst_->db->Write(write_, &batch), "restoring state '" + h.states[s].name + "'");
+          if (!st.ok()) break;
+          batch.Clear();
+        }
+      }
+      if (st.ok()) st = FromRocks(it->status(), "reading the restored rocksdb files of instance " + h.backend_id);
+      if (st.ok()) st = FromRocks(inst_->db->Write(write_, &batch), "restoring state '" + h.states[s].name + "'");
+    }
+    for (auto* handle : handles) source->DestroyColumnFamilyHandle(handle);
+    source->Close();
+    return st;
+  }
+
+  // Restore: drops the key groups outside our range (an instance restored as a whole).
+  Status ClipToRange() {
+    for (auto* h : inst_->handles) {
+      if (range_.start > 0) {
+        WEIR_RETURN_IF_ERROR(FromRocks(inst_->db->DeleteRange(write_, h, KeyGroupPrefix(0), KeyGroupPrefix(range_.start)),
+                                       "clipping restored state"));
+      }
+      WEIR_RETURN_IF_ERROR(FromRocks(
+          inst_->db->DeleteRange(write_, h, KeyGroupPrefix(range_.end + 1), KeyGroupPrefix(max_parallelism_ + 1)),
+          "clipping restored state"));
+    }
+    return Status::OK();
+  }
+
+ private:
+  static rocksdb::Slice ToSlice(std::string_view v) { return {v.data(), v.size()}; }
+  rocksdb::ColumnFamilyHandle* Family(int state) const { return inst_->handles[static_cast<size_t>(state)]; }
+  void MapKey(std::string_view user_key) {
+    map_key_.assign(key_);
+    map_key_.append(user_key);
+  }
+
+  std::shared_ptr<Instance> inst_;
+  int max_parallelism_;
+  KeyGroupRange range_;
+  std::string backend_id_;
+  std::shared_ptr<UploadedFiles> uploads_;
+  std::map<std::string, int> by_name_;
+  rocksdb::WriteOptions write_;
+  rocksdb::ReadOptions read_;
+  std::string key_;
+  std::string map_key_;
+  std::string scratch_;
+  int64_t snapshots_taken_ = 0;
+};
+
+std::string SafeName(std::string_view s) {
+  std::string out;
+  for (char c : s) out.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_');
+  return out.substr(0, 64);
+}
+
+Result<std::unique_ptr<BytesKeyedStateBackend>> Open(const BytesBackendSpec& spec) {
+  WEIR_ASSIGN_OR_RETURN(InstanceOptions options, rocksdb_backend::MakeInstanceOptions(spec.config, spec.job_id, spec.subtask, spec.parallelism));
+  auto inst = std::make_shared<Instance>();
+  inst->dir = (stdfs::path(options.local_dir) /
+               ("weir-rocksdb-job_" + SafeName(spec.job_id) + "_op_" + SafeName(spec.operator_uid) + "_" +
+                std::to_string(spec.subtask) + "_" + Id16::Generate().ToHex().substr(0, 12)))
+                  .string();
+  inst->db_path = (stdfs::path(inst->dir) / "db").string();
+  inst->options = std::move(options);
+  std::error_code ec;
+  stdfs::create_directories(inst->dir, ec);
+  if (ec) {
+    return Status::IOError("cannot create the rocksdb working directory '" + inst->dir + "': " + ec.message())
+        .WithHint("set state.backend.rocksdb.localdir to a writable directory");
+  }
+
+  std::vector<const NativeKeyedHandle*> native;
+  for (const auto& h : spec.restored_native) {
+    if (h.type != KeyedStateHandle::Type::kNative) continue;
+    if (h.native.backend != kBackendName) {
+      return Status::FailedPrecondition("the keyed state of " + spec.task_name + " is in the native format of the '" +
+                                        h.native.backend + "' state backend, which the rocksdb backend cannot read");
+    }
+    native.push_back(&h.native);
+  }
+  // One instance covering our key groups is opened as it is (clipped to our range);
+  // otherwise (rescaling) the key groups of our range are copied out of each.
+  const bool whole = native.size() == 1 && native[0]->range.start <= spec.range.start &&
+                     spec.range.end <= native[0]->range.end;
+  if (whole) {
+    WEIR_RETURN_IF_ERROR(DownloadAll(*native[0], inst->db_path));
+    WEIR_RETURN_IF_ERROR(OpenDatabase(*inst, native[0]->states));
+  } else {
+    WEIR_RETURN_IF_ERROR(OpenDatabase(*inst, {}));
+  }
+  auto backend = std::make_unique<RocksDbKeyedStateBackend>(inst, spec.max_parallelism, spec.range);
+  if (whole) {
+    if (native[0]->range.start != spec.range.start || native[0]->range.end != spec.range.end) {
+      WEIR_RETURN_IF_ERROR(backend->ClipToRange());
+    } else if (spec.reuse_restored_files) {
+      backend->ReuseRestoredFiles(*native[0]);
+    }
+  } else {
+    for (size_t i = 0; i < native.size(); ++i) {
+      const std::string dir = (stdfs::path(inst->dir) / ("restore-" + std::to_string(i))).string();
+      Status st = DownloadAll(*native[i], dir);
+      if (st.ok()) st = backend->CopyKeyGroups(*native[i], dir);
+      stdfs::remove_all(dir, ec);
+      WEIR_RETURN_IF_ERROR(st);
+    }
+  }
+  WEIR_RETURN_IF_ERROR(backend->WriteRows(spec.restored_rows));
+  return std::unique_ptr<BytesKeyedStateBackend>(std::move(backend));
+}
+
+// Registers the backend when libweir_rocksdb.so is loaded.
+const bool kRegistered = [] {
+  RegisterBytesBackend(kBackendName, Open);
+  return true;
+}();
+
+}  // namespace
+
+Result<std::unique_ptr<BytesKeyedStateBackend>> OpenRocksDbBackend(const BytesBackendSpec& spec) { return Open(spec); }
+
+}  // namespace weir::runtime

@@ -1,0 +1,33 @@
+#pragma once
+// The rocksdb keyed state backend: the keyed state of one operator subtask in an
+// embedded RocksDB instance (libweir_rocksdb.so, the only part of weir that links
+// RocksDB; it registers itself as "rocksdb" when loaded, see state_backends.h).
+//
+// Layout: a column family per state ("state/<name>"); keys are
+//   [key group, 2 bytes big-endian][canonical row key]
+// so a key-group range is a key range, and values are canonical row values (list
+// state: encoded elements, appended by a merge operator). Full snapshots and
+// canonical savepoints are therefore a scan of a RocksDB snapshot in key order,
+// written with KeyGroupsWriter.
+//
+// Native snapshots (incremental checkpoints, native savepoints): the synchronous part
+// flushes the memtables and takes a RocksDB checkpoint (hard links) into a local
+// directory; the asynchronous part uploads its files: SST files not part of the last
+// completed checkpoint go to shared scope (savepoints: every file, exclusive scope),
+// MANIFEST/CURRENT/OPTIONS are the snapshot's private files.
+//
+// Restore: canonical rows are written into a fresh instance; native handles are
+// downloaded (hard-linked when local) and checked against their checksums, then
+// opened as the instance (one handle covering the range, the rest clipped away) or
+// copied key group range by key group range into a fresh one (rescaling).
+
+#include <memory>
+
+#include "lib/api/keyed_state_backend.h"
+#include "runtime/state/state_backends.h"
+
+namespace weir::runtime {
+
+Result<std::unique_ptr<BytesKeyedStateBackend>> OpenRocksDbBackend(const BytesBackendSpec& spec);
+
+}  // namespace weir::runtime

@@ -1,0 +1,158 @@
+#include "runtime/state/rocksdb/rocksdb_options.h"
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/merge_operator.h>
+#include <rocksdb/table.h>
+
+#include "lib/config/options.h"
+
+namespace weir::runtime::rocksdb_backend {
+
+namespace {
+
+// List state appends an encoded element ([varint length][bytes]) without reading the
+// list: the operands are concatenated, which is the list's canonical row value.
+class ListAppendOperator final : public rocksdb::AssociativeMergeOperator {
+ public:
+  bool Merge(const rocksdb::Slice& key, const rocksdb::Slice* existing, const rocksdb::Slice& value,
+             std::string* new_value, rocksdb::Logger* logger) const override {
+    new_value->clear();
+    if (existing) {
+      new_value->reserve(existing->size() + value.size());
+      new_value->assign(existing->data(), existing->size());
+    }
+    new_value->append(value.data(), value.size());
+    return true;
+  }
+  const char* Name() const override { return "weir.ListAppend"; }
+};
+
+// The managed memory of one slot: a block cache charged with the write buffers of
+// every instance in the slot. Made when the first instance of the slot opens and
+// released with the last one.
+struct SlotMemory {
+  std::shared_ptr<rocksdb::Cache> cache;
+  std::shared_ptr<rocksdb::WriteBufferManager> write_buffers;
+};
+
+SlotMemory SharedSlotMemory(const std::string& job_id, int slot, size_t bytes) {
+  static std::mutex mu;
+  static std::map<std::tuple<std::string, int, size_t>,
+                  std::pair<std::weak_ptr<rocksdb::Cache>, std::weak_ptr<rocksdb::WriteBufferManager>>>
+      slots;
+  std::lock_guard lock(mu);
+  for (auto it = slots.begin(); it != slots.end();) {
+    it = it->second.first.expired() ? slots.erase(it) : std::next(it);
+  }
+  auto& entry = slots[{job_id, slot, bytes}];
+  SlotMemory m{entry.first.lock(), entry.second.lock()};
+  if (!m.cache || !m.write_buffers) {
+    // As Flink: write buffers may take half of the bound, index and filter blocks are
+    // cached (and so bounded) too, with a high-priority share for them.
+    rocksdb::LRUCacheOptions co;
+    co.capacity = bytes;
+    co.num_shard_bits = -1;
+    co.high_pri_pool_ratio = 0.1;
+    m.cache = rocksdb::NewLRUCache(co);
+    m.write_buffers = std::make_shared<rocksdb::WriteBufferManager>(bytes / 2, m.cache);
+    entry = {m.cache, m.write_buffers};
+  }
+  return m;
+}
+
+// Flink's PredefinedOptions.
+void ApplyProfile(const std::string& profile, rocksdb::DBOptions* db, rocksdb::ColumnFamilyOptions* cf,
+                  rocksdb::BlockBasedTableOptions* table) {
+  if (profile == "DEFAULT") return;
+  db->IncreaseParallelism(4);
+  db->use_fsync = false;
+  db->max_open_files = -1;
+  if (profile == "FLASH_SSD_OPTIMIZED") return;
+  cf->compaction_style = rocksdb::kCompactionStyleLevel;
+  cf->level_compaction_dynamic_level_bytes = true;
+  if (profile == "SPINNING_DISK_OPTIMIZED_HIGH_MEM") {
+    cf->target_file_size_base = 256ull << 20;
+    cf->max_bytes_for_level_base = 1ull << 30;
+    cf->write_buffer_size = 64ull << 20;
+    cf->min_write_buffer_number_to_merge = 3;
+    cf->max_write_buffer_number = 4;
+    table->block_size = 128 << 10;
+  }
+}
+
+}  // namespace
+
+Result<InstanceOptions> MakeInstanceOptions(const Configuration* config, const std::string& job_id, int subtask,
+                                           int parallelism) {
+  Configuration defaults;
+  const Configuration& c = config ? *config : defaults;
+  WEIR_ASSIGN_OR_RETURN(auto profile, c.GetEnum(options::kRocksDbPredefinedOptions));
+  WEIR_ASSIGN_OR_RETURN(auto cache_size, c.GetMemorySize(options::kRocksDbBlockCacheSize));
+  WEIR_ASSIGN_OR_RETURN(auto write_buffer, c.GetMemorySize(options::kRocksDbWriteBufferSize));
+  WEIR_ASSIGN_OR_RETURN(auto managed, c.GetBool(options::kRocksDbMemoryManaged));
+  WEIR_ASSIGN_OR_RETURN(auto managed_size, c.GetMemorySize(options::kManagedMemorySize));
+  WEIR_ASSIGN_OR_RETURN(auto local_dirs, c.GetString(options::kRocksDbLocalDir));
+
+  InstanceOptions o;
+  o.db.create_if_missing = true;
+  o.db.create_missing_column_families = true;
+  o.db.info_log_level = rocksdb::InfoLogLevel::HEADER_LEVEL;
+  o.db.keep_log_file_num = 1;
+  o.db.stats_dump_period_sec = 0;
+  o.db.stats_persist_period_sec = 0;
+  rocksdb::BlockBasedTableOptions table;
+  // Every state is read before it is written (value, reducing, aggregating state): a
+  // bloom filter spares a point lookup the files that do not hold the key.
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  o.column_family.write_buffer_size = static_cast<size_t>(*write_buffer);
+  ApplyProfile(*profile, &o.db, &o.column_family, &table);
+  o.column_family.write_buffer_size = static_cast<size_t>(*write_buffer);
+  o.column_family.merge_operator = std::make_shared<ListAppendOperator>();
+
+  if (*managed) {
+    const size_t share = static_cast<size_t>(*managed_size / std::max(parallelism, 1));
+    SlotMemory m = SharedSlotMemory(job_id, subtask, share);
+    o.block_cache = m.cache;
+    o.write_buffers = m.write_buffers;
+    o.db.write_buffer_manager = m.write_buffers;
+    o.memory_bound = share;
+    table.cache_index_and_filter_blocks = true;
+    table.cache_index_and_filter_blocks_with_high_priority = true;
+    table.pin_l0_filter_and_index_blocks_in_cache = true;
+    // A memtable never larger than the slot's write-buffer share.
+    o.column_family.write_buffer_size = std::min(o.column_family.write_buffer_size, std::max<size_t>(share / 4, 1 << 20));
+  } else {
+    o.block_cache = rocksdb::NewLRUCache(static_cast<size_t>(*cache_size));
+  }
+  table.block_cache = o.block_cache;
+  o.column_family.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+
+  std::vector<std::string> dirs;
+  if (local_dirs && !local_dirs->empty()) {
+    size_t start = 0;
+    while (start <= local_dirs->size()) {
+      size_t comma = local_dirs->find(',', start);
+      if (comma == std::string::npos) comma = local_dirs->size();
+      std::string d = local_dirs->substr(start, comma - start);
+      while (!d.empty() && d.front() == ' ') d.erase(d.begin());
+      while (!d.empty() && d.back() == ' ') d.pop_back();
+      if (!d.empty()) dirs.push_back(d);
+      start = comma + 1;
+    }
+  }
+  if (dirs.empty()) {
+    std::error_code ec;
+    auto tmp = std::filesystem::temp_directory_path(ec);
+    dirs.push_back(ec ? "/tmp" : tmp.string());
+  }
+  o.local_dir = dirs[static_cast<size_t>(subtask) % dirs.size()];
+  return o;
+}
+
+}  // namespace weir::runtime::rocksdb_backend

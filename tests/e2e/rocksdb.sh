@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# End-to-end: the rocksdb state backend with incremental checkpoints. number_sum runs on
+# weir-runtime with -D state.backend.type=rocksdb -D execution.checkpointing.incremental=true,
+# the runtime is killed with SIGKILL at random moments and the job resubmitted from its
+# newest checkpoint at p=2/1/3 (native incremental state restored, rescaled); the
+# committed output must hold every n exactly once. weir inspect shows the backend, the
+# format and the shared files. A job switches backends rocksdb -> hashmap -> rocksdb
+# through canonical savepoints with exact output, and a native savepoint restored into
+# the hashmap backend is refused at submission (exit 1, naming format and backend).
+#
+#   bash tests/e2e/rocksdb.sh [build-dir]
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+
+if [[ ! -e "$BUILD_DIR/lib/libweir_rocksdb.so" ]]; then
+  echo "FAIL: $E2E_NAME: '$BUILD_DIR/lib/libweir_rocksdb.so' was not built (ninja -C $BUILD_DIR weir_rocksdb)" >&2
+  exit 1
+fi
+
+count=120000
+rate=8000
+cpdir="$tmp/checkpoints"
+localdir="$tmp/rocksdb-local"
+out="$tmp/out"
+conf=(-D execution.checkpointing.interval=100ms -D "execution.checkpointing.dir=$cpdir"
+  -D "state.backend.rocksdb.localdir=$localdir")
+rocks=(-D state.backend.type=rocksdb -D execution.checkpointing.incremental=true)
+restore_from=""
+
+# crash_round P: a fresh runtime, number_sum submitted at parallelism P on rocksdb
+# (restored from $restore_from when set), SIGKILL 0.4 to 1.2 s into the run; sets
+# restore_from to the job's checkpoint directory once it holds a complete checkpoint.
+job_finished=0
+crash_round() {
+  local p="$1" port job
+  port="$(free_port)"
+  start_runtime "$port" "${conf[@]}"
+  local args=(run -d -p "$p" -m "localhost:$port" "${rocks[@]}")
+  [[ -n "$restore_from" ]] && args+=(-s "$restore_from")
+  run "$WEIR" "${args[@]}" "$NUMBER_SUM" --count "$count" --rate "$rate" --output "$out"
+  expect_rc 0
+  job="$(sed -n 's/^Job has been submitted with JobID \([0-9a-f]\{32\}\)$/\1/p' "$OUT_FILE")"
+  [[ -n "$job" ]] || fail "no job id printed"
+  sleep "$(python3 -c "import random; print(round(random.uniform(0.4, 1.2), 2))")"
+  kill -9 "$RUNTIME_PID"
+  wait "$RUNTIME_PID" 2>/dev/null || true
+  if grep -q "job=$job status=FINISHED" "$RUNTIME_LOG"; then
+    job_finished=1
+    return 0
+  fi
+  if compgen -G "$cpdir/$job/chk-*/_metadata" >/dev/null; then
+    restore_from="$cpdir/$job"
+  fi
+  [[ -n "$restore_from" ]] || fail "no complete checkpoint yet"
+}
+
+parallelism=(2 2 1 3 3 2)
+for ((k = 0; k < ${#parallelism[@]}; k++)); do
+  p="${parallelism[$k]}"
+  check "rocksdb round $((k + 1)) at p=$p${restore_from:+, restored from the newest checkpoint}, then kill -9"
+  crash_round "$p"
+  pass
+  ((job_finished)) && break
+done
+
+if ((!job_finished)); then
+  check "weir inspect shows the rocksdb backend, the native format and the shared files of a checkpoint"
+  latest="$(ls -d "$restore_from"/chk-*/ | sort -t- -k2,2n | tail -n 1)"
+  run "$WEIR" inspect "$latest"
+  expect_rc 0
+  expect_out_line "State backend: +rocksdb"
+  expect_out_has "rocksdb native"
+  expect_out_has "shared file: "
+  expect_out_has "$restore_from/shared/"
+  run "$WEIR" inspect --output json "$latest"
+  expect_rc 0
+  python3 - "$OUT_FILE" <<'EOF' || fail "the JSON does not list the shared files of the native keyed state"
+import json, os, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["stateBackend"] == "rocksdb", doc["stateBackend"]
+keyed = [k for op in doc["operators"] for s in op["subtasks"] for k in s["keyed"]]
+native = [k for k in keyed if k["format"] == "native"]
+assert native and all(k["backend"] == "rocksdb" for k in native), keyed
+files = [f for k in native for f in k["sharedFiles"]]
+assert files and all(os.path.exists(f["path"]) for f in files), files
+EOF
+  pass
+
+  check "the last run, restored from the newest checkpoint at p=2, runs to the end (embedded, attached)"
+  # (the runtimes killed before left their working directories; this run must not)
+  ls "$localdir" | sort >"$tmp/local-before"
+  run "$WEIR" run -p 2 -D "rest.port=$(free_port)" "${conf[@]}" "${rocks[@]}" -s "$restore_from" \
+    "$NUMBER_SUM" --count "$count" --output "$out"
+  expect_rc 0
+  expect_out_has "has finished."
+  ls "$localdir" | sort >"$tmp/local-after"
+  cmp -s "$tmp/local-before" "$tmp/local-after" ||
+    fail "the job left rocksdb working directories behind: $(comm -13 "$tmp/local-before" "$tmp/local-after")"
+  pass
+fi
+
+check "the committed output holds every n in 1..$count exactly once with correct running sums"
+expected_number_sum "$count" "$tmp/expected"
+sort -t, -k1,1n "$tmp/expected" >"$tmp/expected.sorted"
+cat "$out"/part-* | sort -t, -k1,1n >"$tmp/actual"
+if ! cmp -s "$tmp/actual" "$tmp/expected.sorted"; then
+  LAST_CMD="diff expected actual"
+  fail "output differs: $(diff "$tmp/expected.sorted" "$tmp/actual" | head -n 5) ($(wc -l <"$tmp/actual") lines)"
+fi
+pass
+
+# Backend switches through canonical savepoints, on one runtime, into one output.
+port="$(free_port)"
+start_runtime "$port" "${conf[@]}"
+m=(-m "localhost:$port")
+out="$tmp/out-switch"
+count=40000
+sp="$tmp/savepoints"
+
+check "rocksdb -> canonical savepoint (weir stop --type canonical)"
+submit_job "$port" -p 2 "${rocks[@]}" "$NUMBER_SUM" --count "$count" --rate 5000 --output "$out"
+sleep 0.6
+run "$WEIR" stop "${m[@]}" --type canonical -p "$sp" "$job"
+expect_rc 0
+sp1="$(savepoint_path)"
+[[ -d "$sp1" ]] || fail "no savepoint directory printed"
+wait_until 30 job_state_is "$port" "$job" FINISHED || fail "job $job is not FINISHED after stop"
+run "$WEIR" inspect "$sp1"
+expect_out_line "Format: +canonical"
+expect_out_line "State backend: +rocksdb"
+pass
+
+check "restored into hashmap at p=3, then a canonical savepoint again"
+submit_job "$port" -p 3 -D state.backend.type=hashmap -s "$sp1" "$NUMBER_SUM" --count "$count" --rate 5000 \
+  --output "$out"
+sleep 0.6
+run "$WEIR" stop "${m[@]}" -p "$sp" "$job"
+expect_rc 0
+sp2="$(savepoint_path)"
+wait_until 30 job_state_is "$port" "$job" FINISHED || fail "job $job is not FINISHED after stop"
+pass
+
+check "restored into rocksdb at p=1, it runs to the end with exact output"
+submit_job "$port" -p 1 "${rocks[@]}" -s "$sp2" "$NUMBER_SUM" --count "$count" --output "$out"
+wait_until 60 job_state_is "$port" "$job" FINISHED || fail "job $job did not finish"
+expected_number_sum "$count" "$tmp/expected2"
+sort -t, -k1,1n "$tmp/expected2" >"$tmp/expected2.sorted"
+cat "$out"/part-* | sort -t, -k1,1n >"$tmp/actual2"
+if ! cmp -s "$tmp/actual2" "$tmp/expected2.sorted"; then
+  LAST_CMD="diff expected actual"
+  fail "output differs: $(diff "$tmp/expected2.sorted" "$tmp/actual2" | head -n 5) ($(wc -l <"$tmp/actual2") lines)"
+fi
+pass
+
+check "a native rocksdb savepoint restored into the hashmap backend is refused at submission (exit 1)"
+submit_job "$port" -p 2 "${rocks[@]}" "$NUMBER_SUM" --count 0 --rate 5000 --sink discard
+sleep 0.5
+run "$WEIR" savepoint "${m[@]}" --type native "$job" "$sp"
+expect_rc 0
+native="$(savepoint_path)"
+run "$WEIR" inspect "$native"
+expect_out_line "Format: +native"
+expect_out_has "rocksdb native"
+expect_out_lacks "shared file: "
+run "$WEIR" cancel "${m[@]}" "$job"
+expect_rc 0
+run "$WEIR" run -d "${m[@]}" -D state.backend.type=hashmap -s "$native" "$NUMBER_SUM" --count 10 --sink discard
+expect_rc 1
+expect_err_has "native format"
+expect_err_has "'rocksdb' state backend"
+expect_err_has "hashmap"
+expect_out_lacks "Job has been submitted"
+pass
+
+check "the native savepoint restores into rocksdb"
+run "$WEIR" run -d "${m[@]}" "${rocks[@]}" -s "$native" "$NUMBER_SUM" --count 10 --sink discard
+expect_rc 0
+pass
+
+finish

@@ -1,0 +1,267 @@
+// What only the rocksdb backend does: incremental checkpoints that upload only new SST
+// files, shared files kept while a retained checkpoint needs them, restore refusing
+// missing or corrupt files by name, native savepoints, and its working directories.
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lib/config/options.h"
+#include "runtime/checkpoint/completed_checkpoint_store.h"
+#include "tests/runtime/state/backend_harness.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using weir::KeyedStateHandle;
+using weir::KeyGroupRange;
+using namespace weir::testing;
+
+const KeyGroupRange kAll{0, kMaxParallelism - 1};
+
+void SetValues(Backend& b, int64_t from, int64_t to, int64_t step, int64_t base) {
+  auto& s = b.states();
+  for (int64_t k = from; k < to; k += step) {
+    s.SetCurrentKey(k);
+    s.GetValueState<int64_t>("count").Update(base + k);
+  }
+}
+
+std::optional<int64_t> ValueOf(Backend& b, int64_t key) {
+  b.states().SetCurrentKey(key);
+  return b.states().GetValueState<int64_t>("count").Value();
+}
+
+std::set<std::string> SharedPaths(const KeyedStateHandle& h) {
+  std::set<std::string> paths;
+  for (const auto& [name, file] : h.native.shared_files) paths.insert(file.path);
+  return paths;
+}
+
+TEST_CASE("rocksdb: an incremental checkpoint uploads only the files written since the last completed one",
+          "[rocksdb]") {
+  ScratchDir dir;
+  constexpr int64_t kKeys = 200000;
+  auto b = Backend::MustOpen("rocksdb", kAll);
+  SetValues(*b, 0, kKeys, 1, 0);
+  KeyedStateHandle first = b->Snapshot(dir.path.string(), Incremental(1));
+  REQUIRE(first.type == KeyedStateHandle::Type::kNative);
+  CHECK(first.native.backend == "rocksdb");
+  CHECK(first.CheckpointedSize() == first.StateSize());
+  b->backend().NotifyCheckpointComplete(1);
+
+  // About 2% of the keys change.
+  SetValues(*b, 0, kKeys, 50, 1000000);
+  KeyedStateHandle second = b->Snapshot(dir.path.string(), Incremental(2));
+  INFO("state size " << second.StateSize() << " bytes, checkpointed " << second.CheckpointedSize() << " bytes");
+  CHECK(second.StateSize() >= first.StateSize());
+  CHECK(second.CheckpointedSize() * 10 < second.StateSize());
+  // The files of the first are referenced, not uploaded again.
+  std::set<std::string> reused;
+  for (const auto& p : SharedPaths(second)) {
+    if (SharedPaths(first).count(p)) reused.insert(p);
+  }
+  CHECK_FALSE(reused.empty());
+
+  SECTION("restored, it holds the state of the second checkpoint") {
+    auto r = Backend::MustOpen("rocksdb", kAll, {second});
+    CHECK(ValueOf(*r, 0) == 1000000);
+    CHECK(ValueOf(*r, 1) == 1);
+    CHECK(ValueOf(*r, kKeys - 50) == 1000000 + kKeys - 50);
+    CHECK(ValueOf(*r, kKeys - 1) == kKeys - 1);
+    CHECK_FALSE(ValueOf(*r, kKeys).has_value());
+  }
+  SECTION("restored without reusing its files (NO_CLAIM), the next checkpoint uploads everything") {
+    auto r = Backend::MustOpen("rocksdb", kAll, {second}, /*reuse_restored_files=*/false);
+    KeyedStateHandle next = r->Snapshot(dir.path.string(), Incremental(3));
+    CHECK(next.CheckpointedSize() == next.StateSize());
+    CHECK(SharedPaths(next).size() == next.native.shared_files.size());
+    for (const auto& p : SharedPaths(next)) CHECK_FALSE(SharedPaths(second).count(p));
+  }
+  SECTION("restored reusing its files (CLAIM, failover), the next checkpoint references them") {
+    auto r = Backend::MustOpen("rocksdb", kAll, {second}, /*reuse_restored_files=*/true);
+    SetValues(*r, 0, 100, 1, 5);
+    KeyedStateHandle next = r->Snapshot(dir.path.string(), Incremental(3));
+    CHECK(next.CheckpointedSize() * 10 < next.StateSize());
+  }
+}
+
+TEST_CASE("rocksdb: shared files stay while a retained checkpoint needs them, and every retained one restores",
+          "[rocksdb]") {
+  const int retained = GENERATE(1, 2, 3);
+  INFO("num-retained " << retained);
+  ScratchDir dir;
+  constexpr int64_t kKeys = 20000;
+  weir::runtime::CompletedCheckpointStore store(retained);
+  auto b = Backend::MustOpen("rocksdb", kAll);
+  std::map<int64_t, std::vector<int64_t>> expected;  // checkpoint id -> value of every key
+  std::map<int64_t, KeyedStateHandle> handles;
+  std::vector<int64_t> values(kKeys, -1);
+  size_t deleted = 0;
+  // Compactions run in the background: on a loaded machine they may come late, so the
+  // rounds go on (a while) until one has made a shared file unnecessary.
+  for (int64_t id = 1; id <= 7 || (deleted == 0 && id <= 60); ++id) {
+    if (id > 7) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // Each round changes 2% of the keys (a different 2%), so compactions drop files.
+    for (int64_t k = id; k < kKeys; k += 50) {
+      b->states().SetCurrentKey(k);
+      b->states().GetValueState<int64_t>("count").Update(id * 1000000 + k);
+      values[static_cast<size_t>(k)] = id * 1000000 + k;
+    }
+    expected[id] = values;
+    KeyedStateHandle h = b->Snapshot(dir.path.string(), Incremental(id));
+    handles[id] = h;
+    auto cp = std::make_shared<weir::CompletedSnapshot>();
+    cp->id = id;
+    cp->backend = "rocksdb";
+    cp->external_path = dir / ("chk-" + std::to_string(id));
+    weir::CompletedSnapshot::Operator op;
+    op.uid = "sum";
+    op.subtasks.resize(1);
+    op.subtasks[0].keyed.push_back(h);
+    op.subtasks[0].backend = "rocksdb";
+    cp->operators["sum"] = op;
+    std::vector<int64_t> dropped;
+    weir::runtime::SnapshotDiscard discard = store.Add(cp, &dropped);
+    // As the job master does: delete what the store says nobody needs.
+    for (const auto& f : discard.shared_files) deleted += fs::remove(f) ? 1 : 0;
+    for (const auto& d : discard.directories) fs::remove_all(d);
+    for (int64_t d : dropped) handles.erase(d);
+    b->backend().NotifyCheckpointComplete(id);
+  }
+  REQUIRE(handles.size() == static_cast<size_t>(retained));
+  CHECK(deleted > 0);  // compactions made files unnecessary, and they went
+  for (const auto& [id, h] : handles) {
+    INFO("restoring checkpoint " << id);
+    for (const auto& [name, file] : h.native.shared_files) CHECK(fs::exists(file.path));
+    auto r = Backend::MustOpen("rocksdb", kAll, {h});
+    const auto& want = expected[id];
+    for (int64_t k = 0; k < kKeys; k += 7) {
+      const int64_t v = want[static_cast<size_t>(k)];
+      CHECK(ValueOf(*r, k) == (v < 0 ? std::nullopt : std::optional<int64_t>(v)));
+    }
+  }
+}
+
+TEST_CASE("rocksdb: a missing or corrupt shared file fails the restore, naming the file", "[rocksdb]") {
+  ScratchDir dir;
+  KeyedStateHandle h;
+  {
+    auto b = Backend::MustOpen("rocksdb", kAll);
+    SetValues(*b, 0, 5000, 1, 0);
+    h = b->Snapshot(dir.path.string(), Incremental(1));
+  }
+  REQUIRE_FALSE(h.native.shared_files.empty());
+  const std::string path = h.native.shared_files.front().second.path;
+  SECTION("missing") {
+    fs::remove(path);
+    auto r = Backend::Open("rocksdb", kAll, {h});
+    REQUIRE_FALSE(r.ok());
+    INFO(r.status().ToString());
+    CHECK(r.status().IsNotFound());
+    CHECK_THAT(r.status().ToString(), Catch::Contains(path) && Catch::Contains("missing"));
+  }
+  SECTION("corrupt (same size, one byte changed)") {
+    std::string bytes;
+    {
+      std::ifstream in(path, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    bytes[bytes.size() / 2] ^= 0x5a;
+    // A new file in its place (the old one may share its inode with other links).
+    fs::remove(path);
+    std::ofstream(path, std::ios::binary) << bytes;
+    auto r = Backend::Open("rocksdb", kAll, {h});
+    REQUIRE_FALSE(r.ok());
+    INFO(r.status().ToString());
+    CHECK(r.status().code() == weir::StatusCode::kCorruption);
+    CHECK_THAT(r.status().ToString(), Catch::Contains(path) && Catch::Contains("corrupt"));
+  }
+}
+
+TEST_CASE("rocksdb: a native savepoint is self-contained", "[rocksdb]") {
+  ScratchDir dir;
+  KeyedStateHandle sp;
+  {
+    auto b = Backend::MustOpen("rocksdb", kAll);
+    SetValues(*b, 0, 3000, 1, 7);
+    b->Snapshot(dir.path.string(), Incremental(1));
+    b->backend().NotifyCheckpointComplete(1);
+    sp = b->Snapshot(dir.path.string(), NativeSavepoint(2));
+  }
+  REQUIRE(sp.type == KeyedStateHandle::Type::kNative);
+  CHECK(sp.native.shared_files.empty());
+  CHECK(sp.CheckpointedSize() == sp.StateSize());
+  for (const auto& [name, file] : sp.native.private_files) {
+    CHECK(fs::path(file.path).parent_path() == fs::path(dir / "chk-2"));
+  }
+  fs::remove_all(dir / "shared");
+  auto r = Backend::MustOpen("rocksdb", kAll, {sp});
+  CHECK(ValueOf(*r, 2999) == 7 + 2999);
+  // Not readable by the hashmap backend (the task refuses it, naming the backend).
+  auto h = Backend::Open("hashmap", kAll, {sp});
+  CHECK_FALSE(h.ok());
+}
+
+TEST_CASE("rocksdb: working directories live under state.backend.rocksdb.localdir and are removed", "[rocksdb]") {
+  ScratchDir dir;
+  weir::Configuration config;
+  config.Set(weir::options::kRocksDbLocalDir.key, dir / "local");
+  auto count = [&] {
+    size_t n = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir / "local", ec); it != fs::recursive_directory_iterator();
+         ++it) {
+      if (it->path().filename().string().rfind("snapshot-", 0) == 0) ++n;
+    }
+    return n;
+  };
+  {
+    auto b = Backend::Open("rocksdb", kAll, {}, false, &config);
+    REQUIRE(b.ok());
+    CHECK(fs::exists(dir / "local"));
+    CHECK(std::distance(fs::directory_iterator(dir / "local"), fs::directory_iterator()) == 1);
+    SetValues(**b, 0, 1000, 1, 0);
+    (*b)->Snapshot(dir.path.string(), Incremental(1));
+    CHECK(count() == 0);
+
+    // An aborted checkpoint stops writing and leaves no local files behind.
+    auto async = (*b)->backend().Snapshot(Incremental(2));
+    CHECK(count() == 1);
+    auto out = Backend::OutputOf(dir.path.string(), Incremental(2));
+    out->Cancel();
+    auto written = async->Write(*out);
+    CHECK(written.status().code() == weir::StatusCode::kAborted);
+    async.reset();
+    CHECK(count() == 0);
+  }
+  CHECK(fs::is_empty(dir / "local"));
+}
+
+TEST_CASE("rocksdb: a bad option is refused naming the key", "[rocksdb]") {
+  weir::Configuration config;
+  config.Set(weir::options::kRocksDbPredefinedOptions.key, "FASTEST");
+  auto b = Backend::Open("rocksdb", kAll, {}, false, &config);
+  REQUIRE_FALSE(b.ok());
+  CHECK_THAT(b.status().ToString(), Catch::Contains("state.backend.rocksdb.predefined-options"));
+  for (const char* profile : {"DEFAULT", "SPINNING_DISK_OPTIMIZED", "SPINNING_DISK_OPTIMIZED_HIGH_MEM",
+                              "FLASH_SSD_OPTIMIZED"}) {
+    INFO(profile);
+    config.Set(weir::options::kRocksDbPredefinedOptions.key, profile);
+    config.Set(weir::options::kRocksDbMemoryManaged.key, std::string(profile) == "DEFAULT" ? "false" : "true");
+    auto ok = Backend::Open("rocksdb", kAll, {}, false, &config);
+    INFO(ok.status().ToString());
+    REQUIRE(ok.ok());
+    SetValues(**ok, 0, 100, 1, 3);
+    CHECK(ValueOf(**ok, 99) == 102);
+  }
+}
+
+}  // namespace
