@@ -171,6 +171,9 @@ class Task {
   bool AwaitEnd();
   void FlushOutputs();
   void HandleBuffer(int channel, Buffer& buffer);
+  // Event time: see task.cc.
+  void CombineWatermarks();
+  int64_t AdvanceProcessingTime();
   void HandleTrigger(const CheckpointBarrier& barrier);
   void HandleBarrier(int channel, const CheckpointBarrier& barrier);
   void HandleCancelBarrier(int channel, const CheckpointBarrier& barrier);
