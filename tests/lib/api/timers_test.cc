@@ -129,3 +129,77 @@ TEST_CASE("windows: tumbling and sliding assigners follow Flink's window starts"
   CHECK_THROWS_WITH(weir::TumblingEventTimeWindows::Of(0), Catch::Contains("must be positive"));
   CHECK_THROWS_WITH(weir::SlidingEventTimeWindows::Of(100, 10, 10), Catch::Contains("offset"));
 }
+
+namespace {
+
+class CollectingOutput final : public weir::Output<std::string> {
+ public:
+  void Collect(const std::string& line) override { lines.push_back(line + "@" + std::to_string(weir::CurrentRecordTimestamp())); }
+  std::vector<std::string> lines;
+};
+
+// A window operator as the runtime sets it up (one subtask, state on the heap).
+template <class Assigner>
+struct WindowHarness {
+  using KeyF = int64_t (*)(const int64_t&);
+  using Operator = weir::internal::WindowOperator<int64_t, int64_t, int64_t, std::string, KeyF, Assigner>;
+
+  WindowHarness(Assigner assigner, int64_t lateness)
+      : op([](const int64_t& n) { return n % 2; }, assigner, lateness,
+           {[](const int64_t& v) { return v; }, [](int64_t acc, const int64_t& v) { return acc + v; },
+            [](const int64_t& key, const weir::TimeWindow& w, const int64_t& sum, weir::Collector<std::string>& out) {
+              out.Collect(std::to_string(w.start) + "-" + std::to_string(w.end) + ":" + std::to_string(key) + "=" +
+                          std::to_string(sum));
+            }}) {
+    weir::OperatorContext ctx;
+    ctx.operator_name = "windows";
+    op.Setup(ctx);
+    op.SetOutput(&out);
+    op.Open();
+  }
+  void Record(int64_t value, int64_t ts) {
+    weir::SetCurrentRecordTimestamp(ts);
+    op.Collect(value);
+  }
+  Operator op;
+  CollectingOutput out;
+};
+
+}  // namespace
+
+TEST_CASE("windows: tumbling windows fire once when the watermark passes their end", "[api][windows]") {
+  WindowHarness h(weir::TumblingEventTimeWindows::Of(10), 0);
+  h.Record(2, 1);
+  h.Record(4, 9);
+  h.Record(3, 5);
+  h.Record(6, 12);
+  h.op.ProcessWatermark(8);
+  CHECK(h.out.lines.empty());
+  h.op.ProcessWatermark(9);  // 9 is the window's max timestamp; same-time timers fire by key
+  CHECK(h.out.lines == std::vector<std::string>{"0-10:0=6@9", "0-10:1=3@9"});
+  h.Record(8, 7);  // late, no allowed lateness: dropped
+  h.op.ProcessWatermark(weir::kMaxWatermark);
+  CHECK(h.out.lines == std::vector<std::string>{"0-10:0=6@9", "0-10:1=3@9", "10-20:0=6@19"});
+}
+
+TEST_CASE("windows: allowed lateness fires a window again for a late record, then drops later ones",
+          "[api][windows]") {
+  WindowHarness h(weir::TumblingEventTimeWindows::Of(10), 5);
+  h.Record(1, 3);
+  h.op.ProcessWatermark(10);
+  CHECK(h.out.lines == std::vector<std::string>{"0-10:1=1@9"});
+  h.Record(3, 4);  // within the lateness (9 + 5 > 10): fires again with the new contents
+  CHECK(h.out.lines == std::vector<std::string>{"0-10:1=1@9", "0-10:1=4@9"});
+  h.op.ProcessWatermark(14);  // the lateness ran out: contents dropped
+  h.Record(5, 2);             // too late: dropped
+  h.op.ProcessWatermark(weir::kMaxWatermark);
+  CHECK(h.out.lines.size() == 2);
+}
+
+TEST_CASE("windows: sliding windows put a record into size/slide windows", "[api][windows]") {
+  WindowHarness h(weir::SlidingEventTimeWindows::Of(20, 10), 0);
+  h.Record(1, 15);
+  h.Record(3, 25);
+  h.op.ProcessWatermark(weir::kMaxWatermark);
+  CHECK(h.out.lines == std::vector<std::string>{"0-20:1=1@19", "10-30:1=4@29", "20-40:1=3@39"});
+}
