@@ -108,6 +108,43 @@ expected_window_sum "$m" "$window" "$tmp/expected-drain"
 expect_committed "$tmp/expected-drain" "$out" "window_sum drained after $m numbers"
 pass
 
+RISING="$BUILD_DIR/examples/rising_temperature.so"
+[[ -e "$RISING" ]] || fail "'$RISING' was not built (ninja -C $BUILD_DIR rising_temperature)"
+# expected_alerts N S D FILE: the alerts of rising_temperature --count N --sensors S --rise-ms D.
+expected_alerts() {
+  awk -v n="$1" -v s="$2" -v d="$3" 'BEGIN { for (i = 1; i <= n; i++) {
+    k = i % s; temp = (i * 7919) % 101; t = timer[k]
+    if (t && t < i) t = 0
+    if ((k in last) && temp > last[k]) { if (!t) { t = i + d; fire[k "," t] = 1 } }
+    else if (t) { delete fire[k "," t]; t = 0 }
+    last[k] = temp; timer[k] = t }
+    for (a in fire) print a }' >"$4"
+}
+count=30000
+out="$tmp/out-alerts"
+cpdir="$tmp/checkpoints-alerts"
+crash_conf=(-D execution.checkpointing.interval=100ms -D "execution.checkpointing.dir=$cpdir")
+restore_from=""
+job_finished=0
+for p in 2 1 3; do
+  check "rising_temperature: kill -9 round at p=$p${restore_from:+, timers restored from the newest checkpoint}"
+  crash_round "$p" "$RISING" --count "$count" --rate 8000 --output "$out"
+  pass
+  ((job_finished)) && break
+done
+if ((!job_finished)); then
+  check "rising_temperature: the last run, restored at p=2, runs to the end"
+  run "$WEIR" run -p 2 -D "rest.port=$(free_port)" "${crash_conf[@]}" -s "$restore_from" "$RISING" \
+    --count "$count" --output "$out"
+  expect_rc 0
+  pass
+fi
+check "rising_temperature: every alert (a fired event-time timer) was committed once"
+expected_alerts "$count" 10 30 "$tmp/expected-alerts"
+(($(wc -l <"$tmp/expected-alerts") > 100)) || fail "the expected alerts are too few to tell anything"
+expect_committed "$tmp/expected-alerts" "$out" "rising_temperature through kill -9"
+pass
+
 check "bad input: --window-ms 0 is refused naming the option"
 run "$WEIR" run -D "rest.port=$(free_port)" "$WINDOW_SUM" --window-ms 0
 expect_rc 1
