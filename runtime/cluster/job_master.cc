@@ -737,6 +737,7 @@ std::vector<VertexInfo> JobMaster::VertexInfos() const {
         vi.metrics.write_records += t.records_out();
         vi.metrics.read_bytes += t.bytes_in();
         vi.metrics.write_bytes += t.bytes_out();
+        vi.input_watermarks.push_back(t.input_watermark());
         if (st == ExecutionState::kFailed) agg = ExecutionState::kFailed;
         else if (st != ExecutionState::kFinished && agg != ExecutionState::kFailed) agg = st;
       }

@@ -40,6 +40,7 @@ struct VertexInfo {
   int64_t start_time = -1, end_time = -1;
   std::map<ExecutionState, int> tasks;  // subtasks per state
   VertexMetrics metrics;
+  std::vector<int64_t> input_watermarks;  // per subtask (event time; INT64_MIN: none yet)
 };
 
 struct JobInfo {

@@ -499,6 +499,7 @@ void Task::EndOfInput() {
   // event-time timer and window fires before the operators finish.
   if (impl.input_watermark < kMaxWatermark && !impl.operators.empty()) {
     impl.input_watermark = kMaxWatermark;
+    input_watermark_.store(kMaxWatermark, std::memory_order_relaxed);
     impl.operators[0]->ProcessWatermark(kMaxWatermark);
   }
   impl.phase = TaskPhase::kOperatorsFinished;
@@ -580,6 +581,7 @@ void Task::CombineWatermarks() {
   }
   if (combined > impl.input_watermark) {
     impl.input_watermark = combined;
+    input_watermark_.store(combined, std::memory_order_relaxed);
     impl.operators[0]->ProcessWatermark(combined);
   }
 }

@@ -22,6 +22,7 @@
 // upstream tasks all finished still takes part (FLIP-147).
 
 #include <atomic>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -155,6 +156,8 @@ class Task {
   int64_t records_out() const { return records_out_.load(std::memory_order_relaxed); }
   int64_t bytes_in() const { return bytes_in_.load(std::memory_order_relaxed); }
   int64_t bytes_out() const { return bytes_out_.load(std::memory_order_relaxed); }
+  // The task's input watermark (event time; INT64_MIN before the first).
+  int64_t input_watermark() const { return input_watermark_.load(std::memory_order_relaxed); }
 
  private:
   class Writer;
@@ -198,6 +201,7 @@ class Task {
   std::unique_ptr<Impl> impl_;
 
   std::atomic<int64_t> records_in_{0}, records_out_{0}, bytes_in_{0}, bytes_out_{0};
+  std::atomic<int64_t> input_watermark_{std::numeric_limits<int64_t>::min()};
 };
 
 // Thrown inside a task when it must stop because it was cancelled.

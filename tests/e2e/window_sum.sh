@@ -73,10 +73,31 @@ port="$(free_port)"
 start_runtime "$port" "${conf[@]}"
 sp="$tmp/savepoints"
 
-check "stop without --drain fires no open window; restored at p=3 the job fires them, each once"
+check "window_sum runs on weir-runtime at p=2"
 out="$tmp/out-stop"
 submit_job "$port" -p 2 "$WINDOW_SUM" --count 20000 --rate 6000 --window-ms "$window" --output "$out"
 sleep 1.5
+pass
+
+check "REST: each window subtask's input watermark advances (GET /jobs/:id/vertices/:vid/watermarks)"
+run_http "http://localhost:$port/jobs/$job"
+vid="$(json_get "[v['id'] for v in d['vertices'] if v['name'].startswith('Window Sum')][0]")"
+[[ "$vid" =~ ^[0-9a-f]{32}$ ]] || fail "no 'Window Sum' vertex in GET /jobs/$job"
+run_http "http://localhost:$port/jobs/$job/vertices/$vid/watermarks"
+expect_rc "HTTP 200"
+[[ "$(json_get "sorted(m['id'] for m in d)")" == "['0.currentInputWatermark', '1.currentInputWatermark']" ]] ||
+  fail "not one currentInputWatermark per subtask"
+first="$(json_get "min(int(m['value']) for m in d)")"
+((first > 0)) || fail "a window subtask has no watermark after 1.5 s"
+sleep 0.5
+run_http "http://localhost:$port/jobs/$job/vertices/$vid/watermarks"
+later="$(json_get "min(int(m['value']) for m in d)")"
+((later > first)) || fail "the watermark did not advance in 0.5 s ($first, then $later)"
+run_http "http://localhost:$port/jobs/$job/vertices/0123456789abcdef0123456789abcdef/watermarks"
+expect_rc "HTTP 404"
+pass
+
+check "stop without --drain fires no open window; restored at p=3 the job fires them, each once"
 run "$WEIR" stop -m "localhost:$port" -p "$sp" "$job"
 expect_rc 0
 stopped="$(savepoint_path)"
