@@ -158,16 +158,19 @@ class WindowOperator final : public KeyedOperatorBase<K>, public WithOutput<Out>
         if (CleanupTime(w) <= watermark) continue;  // later than the allowed lateness: dropped
       }
       auto acc = contents_->Get(w);
+      const bool new_window = !acc;
       Acc next = acc ? fns_.add(std::move(*acc), record) : fns_.init(record);
       contents_->Put(w, next);
       if constexpr (Assigner::kEventTime) {
         if (w.MaxTimestamp() <= watermark) {
           Fire(w, next);  // a late record within the allowed lateness fires the window again
-        } else {
+        } else if (new_window) {
           timers_->RegisterEventTimeTimer(w.MaxTimestamp());
         }
-        if (lateness_ > 0) timers_->RegisterEventTimeTimer(CleanupTime(w));
-      } else {
+        // A window's timers are registered with its first record (its contents live
+        // until its cleanup timer has fired).
+        if (new_window && lateness_ > 0) timers_->RegisterEventTimeTimer(CleanupTime(w));
+      } else if (new_window) {
         timers_->RegisterProcessingTimeTimer(w.MaxTimestamp());
       }
     }
