@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "lib/api/event_time.h"
 #include "lib/api/key_groups.h"
 #include "lib/api/output.h"
 #include "lib/api/serialization.h"
@@ -62,8 +63,9 @@ class RecordWriterOutput final : public Output<T> {
  public:
   RecordWriterOutput(ChannelWriter* writer, ShipStrategy strategy,
                      std::shared_ptr<const KeySelectorBase<T>> key_selector, int max_parallelism,
-                     int subtask_index)
+                     int subtask_index, bool with_timestamps = false)
       : writer_(writer),
+        with_timestamps_(with_timestamps),
         strategy_(strategy),
         key_selector_(std::move(key_selector)),
         max_parallelism_(max_parallelism),
@@ -94,12 +96,15 @@ class RecordWriterOutput final : public Output<T> {
   void Append(int channel, const T& record) {
     std::vector<uint8_t>* buf = writer_->buffer(channel);
     DataOutput out(buf);
+    // On an edge of timestamped records, each record is preceded by its timestamp.
+    if (with_timestamps_) Serializer<int64_t>::Write(out, CurrentRecordTimestamp());
     Serializer<T>::Write(out, record);
     writer_->CountRecords(channel, 1);
     if (buf->size() >= writer_->flush_threshold()) writer_->Flush(channel);
   }
 
   ChannelWriter* writer_;
+  bool with_timestamps_;
   ShipStrategy strategy_;
   std::shared_ptr<const KeySelectorBase<T>> key_selector_;
   int max_parallelism_;
@@ -119,11 +124,17 @@ class RecordReaderBase {
 template <class T>
 class RecordReader final : public RecordReaderBase {
  public:
-  explicit RecordReader(Output<T>* input) : input_(input) {}
+  explicit RecordReader(Output<T>* input, bool with_timestamps = false)
+      : input_(input), with_timestamps_(with_timestamps) {}
   int64_t Process(const uint8_t* begin, const uint8_t* end) override {
     DataInput in(begin, end);
     int64_t n = 0;
     while (!in.AtEnd()) {
+      if (with_timestamps_) {
+        int64_t ts = 0;
+        Serializer<int64_t>::Read(in, ts);
+        SetCurrentRecordTimestamp(ts);
+      }
       Serializer<T>::Read(in, record_);
       input_->Collect(record_);
       ++n;
@@ -133,6 +144,7 @@ class RecordReader final : public RecordReaderBase {
 
  private:
   Output<T>* input_;
+  bool with_timestamps_;
   T record_{};
 };
 

@@ -3,10 +3,12 @@
 // functions. map / filter / flat_map take plain callables (lambdas).
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include "lib/api/keyed_states.h"
 #include "lib/api/operator.h"
+#include "lib/api/timers.h"
 
 namespace weir {
 
@@ -60,9 +62,16 @@ class KeyedRuntimeContext : public RuntimeContext {
                                                  AggregateFunction<In, Acc, Out> fn) {
     return backend_->template GetAggregatingState<In, Acc, Out>(name, std::move(fn));
   }
+  // The timers of keyed process functions (register and delete them for the current key).
+  TimerService<K>& GetTimerService() {
+    if (!timers_) throw std::logic_error("timers exist in keyed process functions only");
+    return *timers_;
+  }
+  void SetTimerService(TimerService<K>* timers) { timers_ = timers; }
 
  private:
   KeyedStates<K>* backend_;
+  TimerService<K>* timers_ = nullptr;
 };
 
 // Flink's KeyedProcessFunction: called once per record with the record's key.
@@ -75,6 +84,9 @@ class KeyedProcessFunction {
   virtual ~KeyedProcessFunction() = default;
   virtual void Open(KeyedRuntimeContext<K>& ctx) {}
   virtual void ProcessElement(const In& value, const K& key, Collector<Out>& out) = 0;
+  // A timer of `key` registered through ctx.GetTimerService() fired. Records emitted
+  // from an event-time timer carry its timestamp.
+  virtual void OnTimer(int64_t timestamp, const K& key, TimeDomain domain, Collector<Out>& out) {}
   virtual void Close() {}
 };
 

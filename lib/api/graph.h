@@ -22,9 +22,10 @@ class TypeInfoBase {
   // std::shared_ptr<const KeySelectorBase<T>> for hash edges (else null).
   virtual std::unique_ptr<OutputBase> CreateWriterOutput(
       ChannelWriter* writer, ShipStrategy strategy, const std::shared_ptr<const void>& key_selector,
-      int max_parallelism, int subtask_index) const = 0;
-  // A reader that pushes records into `input` (an Output<T>*).
-  virtual std::unique_ptr<RecordReaderBase> CreateReader(OutputBase* input) const = 0;
+      int max_parallelism, int subtask_index, bool with_timestamps = false) const = 0;
+  // A reader that pushes records into `input` (an Output<T>*). `with_timestamps`: the
+  // edge carries each record's timestamp (see event_time.h), on both ends.
+  virtual std::unique_ptr<RecordReaderBase> CreateReader(OutputBase* input, bool with_timestamps = false) const = 0;
   // An output that copies each record to each of `outputs` (Output<T>*s).
   virtual std::unique_ptr<OutputBase> CreateFanOut(const std::vector<OutputBase*>& outputs) const = 0;
 };
@@ -34,13 +35,14 @@ class TypeInfo final : public TypeInfoBase {
  public:
   std::unique_ptr<OutputBase> CreateWriterOutput(ChannelWriter* writer, ShipStrategy strategy,
                                                  const std::shared_ptr<const void>& key_selector,
-                                                 int max_parallelism, int subtask_index) const override {
+                                                 int max_parallelism, int subtask_index,
+                                                 bool with_timestamps = false) const override {
     return std::make_unique<RecordWriterOutput<T>>(
         writer, strategy, std::static_pointer_cast<const KeySelectorBase<T>>(key_selector),
-        max_parallelism, subtask_index);
+        max_parallelism, subtask_index, with_timestamps);
   }
-  std::unique_ptr<RecordReaderBase> CreateReader(OutputBase* input) const override {
-    return std::make_unique<RecordReader<T>>(static_cast<Output<T>*>(input));
+  std::unique_ptr<RecordReaderBase> CreateReader(OutputBase* input, bool with_timestamps = false) const override {
+    return std::make_unique<RecordReader<T>>(static_cast<Output<T>*>(input), with_timestamps);
   }
   std::unique_ptr<OutputBase> CreateFanOut(const std::vector<OutputBase*>& outputs) const override {
     auto fan = std::make_unique<FanOutOutput<T>>();
@@ -71,6 +73,7 @@ struct StreamNode {
   bool is_source = false;
   bool is_sink = false;
   bool is_keyed = false;           // consumes a keyed stream (its input is a hash edge)
+  bool timestamped = false;        // its records carry timestamps (event_time.h)
   std::vector<StreamEdge> inputs;
   std::function<std::unique_ptr<StreamOperatorBase>()> factory;
   std::shared_ptr<const TypeInfoBase> in_type;   // null for sources

@@ -13,6 +13,7 @@
 // state is accessed for a record.
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,6 +58,14 @@ class KeyedStateTable {
   // Pins the current contents for a snapshot.
   virtual std::unique_ptr<KeyedTableSnapshot> Pin() = 0;
   virtual size_t Size() const = 0;
+};
+
+// The keys of a state table whose key type is K (timers rebuild their queues from them).
+template <class K>
+class KeyedTableKeys {
+ public:
+  virtual ~KeyedTableKeys() = default;
+  virtual void ForEachKey(const std::function<void(const K&)>& fn) const = 0;
 };
 
 namespace heap_internal {
@@ -109,6 +118,12 @@ class KeyGroupedMap {
     size_t n = 0;
     for (const auto& g : groups_) n += g->map.size();
     return n;
+  }
+  template <class F>
+  void ForEachKey(F&& f) const {
+    for (const auto& g : groups_) {
+      for (const auto& entry : g->map) f(entry.first);
+    }
   }
 
  private:
@@ -254,6 +269,13 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
 
   std::unique_ptr<AsyncKeyedSnapshot> Snapshot(const SnapshotOptions& options) override;
 
+  // Calls fn for every key with a value in the registered state `name`.
+  void ForEachKey(const std::string& name, const std::function<void(const K&)>& fn) const {
+    auto it = tables_.find(name);
+    if (it == tables_.end()) return;
+    dynamic_cast<const KeyedTableKeys<K>&>(*it->second).ForEachKey(fn);
+  }
+
  private:
   template <class Table, class... Args>
   Table& GetOrCreate(const std::string& name, StateKind kind, Args&&... args);
@@ -269,9 +291,10 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
 namespace heap_internal {
 
 template <class K, class S, class Codec>
-class TableBase : public KeyedStateTable {
+class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
  public:
   explicit TableBase(HeapKeyedStateBackend<K>* b) : backend_(b), map_(b->range().size()) {}
+  void ForEachKey(const std::function<void(const K&)>& fn) const override { map_.ForEachKey(fn); }
   void ReadRow(int kg, std::string_view key, std::string_view value) override {
     Codec::template Read<typename KeyGroupedMap<K, S>::Map>(key, value, map_.Mutable(kg));
   }

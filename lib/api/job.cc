@@ -1,10 +1,16 @@
 #include "lib/api/job.h"
 
+#include "lib/api/event_time.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <set>
 
 namespace weir {
+
+namespace internal {
+thread_local int64_t current_record_timestamp = kNoTimestamp;
+}  // namespace internal
 
 const char* ShipStrategyName(ShipStrategy s) {
   switch (s) {

@@ -110,6 +110,10 @@ class BytesKeyedStateBackend : public KeyedStateBackend {
   virtual bool MapIsEmpty(int state) = 0;
   virtual void MapForEach(int state, const std::function<void(std::string_view, std::string_view)>& fn) = 0;
   virtual void MapClear(int state) = 0;
+
+  // Calls fn with every key (serialized) that has a value, a list or map entries in
+  // `state`, once per key (timers rebuild their queues from it on restore).
+  virtual void ForEachKey(int state, const std::function<void(std::string_view key)>& fn) = 0;
 };
 
 }  // namespace weir

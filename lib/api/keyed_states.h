@@ -220,6 +220,20 @@ class KeyedStates {
 
   KeyedStateBackend& backend() { return bytes_ ? static_cast<KeyedStateBackend&>(*bytes_) : *heap_; }
 
+  // Calls fn with every key that has state in `name` (registered before, of `kind`).
+  // Setting the current key or changing that state inside fn is not allowed.
+  void ForEachKey(const std::string& name, StateKind kind, const std::function<void(const K&)>& fn) {
+    if (!bytes_) {
+      heap_->ForEachKey(name, fn);
+      return;
+    }
+    bytes_->ForEachKey(bytes_->RegisterState(name, kind), [&](std::string_view key) {
+      K k{};
+      heap_internal::ParseSerialized(key, &k);
+      fn(k);
+    });
+  }
+
   template <class V>
   ValueState<V>& GetValueState(const std::string& name) {
     if (!bytes_) return heap_->template GetValueState<V>(name);

@@ -9,10 +9,12 @@
 // Operators throw to fail the task; the runtime catches and reports it.
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "lib/api/event_time.h"
 #include "lib/api/keyed_state_backend.h"
 #include "lib/api/operator_state.h"
 #include "lib/api/output.h"
@@ -44,6 +46,8 @@ struct OperatorContext {
   // Keyed operators: the byte-level keyed state backend the runtime made for this
   // subtask (already restored); null: keyed state lives on the heap.
   BytesKeyedStateBackend* keyed_backend = nullptr;
+  // Where the operator's watermarks go (set by the runtime; null in tests: dropped).
+  WatermarkOutput* watermark_output = nullptr;
 };
 
 // The synchronous part of an operator's snapshot, taken at the barrier.
@@ -130,10 +134,26 @@ class StreamOperatorBase {
   virtual void NotifyCheckpointComplete(int64_t checkpoint_id) {}
   virtual void NotifyCheckpointAborted(int64_t checkpoint_id) {}
 
+  // Event time: the watermark of the operator's input advanced (the task's combined
+  // input watermark, or the previous operator's of the chain). Operators with
+  // event-time timers fire them first; every operator passes it on.
+  virtual void ProcessWatermark(int64_t watermark) { EmitWatermark(watermark); }
+  // The operator's input became idle (true) or active again (false).
+  virtual void ProcessIdleness(bool idle) {
+    if (ctx_.watermark_output) ctx_.watermark_output->MarkIdle(idle);
+  }
+  // Processing time (wall-clock milliseconds): the earliest time at which the operator
+  // wants AdvanceProcessingTime called (INT64_MAX: never), and that call.
+  virtual int64_t NextProcessingTime() { return std::numeric_limits<int64_t>::max(); }
+  virtual void AdvanceProcessingTime(int64_t now_ms) {}
+
   const OperatorContext& context() const { return ctx_; }
   RuntimeContext& runtime_context() { return *runtime_context_; }
 
  protected:
+  void EmitWatermark(int64_t watermark) {
+    if (ctx_.watermark_output) ctx_.watermark_output->EmitWatermark(watermark);
+  }
   OperatorContext ctx_;
   OperatorStateStore operator_state_;
   std::unique_ptr<RuntimeContext> runtime_context_;

@@ -132,11 +132,30 @@ class KeyedProcessOperator final : public KeyedOperatorBase<K>, public WithOutpu
   KeyedProcessOperator(KeyF key_fn, Fn fn) : key_fn_(std::move(key_fn)), fn_(std::move(fn)) {}
   OutputBase* Input() override { return static_cast<Output<In>*>(this); }
   void InitializeState() override { InitializeFunctionState(fn_, *this->keyed_context_); }
-  void Open() override { fn_.Open(*this->keyed_context_); }
+  void Open() override {
+    timers_ = std::make_unique<TimerService<K>>(this->backend_.get());
+    timers_->Restore();
+    this->keyed_context_->SetTimerService(timers_.get());
+    fn_.Open(*this->keyed_context_);
+  }
   void Close() override { fn_.Close(); }
   void Collect(const In& r) override {
     this->backend_->SetCurrentKey(key_fn_(r));
     fn_.ProcessElement(r, this->backend_->current_key(), *this->out_);
+  }
+  void ProcessWatermark(int64_t watermark) override {
+    timers_->AdvanceWatermark(watermark, [this](int64_t ts, const K& key) {
+      SetCurrentRecordTimestamp(ts);
+      fn_.OnTimer(ts, key, TimeDomain::kEventTime, *this->out_);
+    });
+    this->EmitWatermark(watermark);
+  }
+  int64_t NextProcessingTime() override { return timers_->NextProcessingTime(); }
+  void AdvanceProcessingTime(int64_t now_ms) override {
+    timers_->AdvanceProcessingTime(now_ms, [this](int64_t ts, const K& key) {
+      SetCurrentRecordTimestamp(kNoTimestamp);
+      fn_.OnTimer(ts, key, TimeDomain::kProcessingTime, *this->out_);
+    });
   }
   OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
     SnapshotFunctionState(fn_, options.checkpoint_id);
@@ -148,6 +167,7 @@ class KeyedProcessOperator final : public KeyedOperatorBase<K>, public WithOutpu
  private:
   KeyF key_fn_;
   Fn fn_;
+  std::unique_ptr<TimerService<K>> timers_;
 };
 
 // Rolling reduce per key (Flink's KeyedStream.reduce): emits the reduced value

@@ -19,6 +19,7 @@
 
 #include "lib/api/graph.h"
 #include "lib/api/operators.h"
+#include "lib/api/windows.h"
 
 namespace weir {
 
@@ -26,6 +27,8 @@ template <class T>
 class DataStream;
 template <class T, class K, class KeyF>
 class KeyedStream;
+template <class T, class K, class KeyF, class Assigner>
+class WindowedStream;
 
 class StreamExecutionEnvironment {
  public:
@@ -125,6 +128,15 @@ class DataStream : public NodeHandle<DataStream<T>> {
   KeyedStream<T, K, KeyF> KeyBy(KeyF key_fn) {
     return KeyedStream<T, K, KeyF>(this->env_, this->node_, key_fn);
   }
+  // Takes each record's timestamp and makes watermarks (event_time.h): what event-time
+  // windows and timers downstream go by.
+  DataStream<T> AssignTimestampsAndWatermarks(WatermarkStrategy<T> strategy) {
+    auto out = Then<T>("Timestamps/Watermarks", ShipStrategy::kForward, nullptr, false, [strategy] {
+      return std::make_unique<internal::TimestampsAndWatermarksOperator<T>>(strategy);
+    });
+    this->env_->node(out.node_id()).timestamped = true;
+    return out;
+  }
   // Round-robin redistribution to the next operator's subtasks.
   DataStream<T> Rebalance() { return Exchange(ShipStrategy::kRebalance, "Rebalance"); }
   // Every record to every subtask of the next operator.
@@ -151,6 +163,7 @@ class DataStream : public NodeHandle<DataStream<T>> {
     StreamNode n;
     n.name = std::move(name);
     n.is_keyed = keyed;
+    n.timestamped = this->env_->node(this->node_).timestamped;
     n.in_type = TypeInfoOf<T>();
     n.out_type = TypeInfoOf<Out>();
     n.inputs.push_back({this->node_, strategy, std::move(selector)});
@@ -192,6 +205,11 @@ class KeyedStream {
       return std::make_unique<internal::ReduceOperator<K, T, KeyF, F>>(key_fn, f);
     });
   }
+  // Windows of this keyed stream: Window(TumblingEventTimeWindows::Of(1000)).Reduce(f).
+  template <class Assigner>
+  WindowedStream<T, K, KeyF, Assigner> Window(Assigner assigner) {
+    return WindowedStream<T, K, KeyF, Assigner>(env_, node_, key_fn_, std::move(assigner));
+  }
   // Rolling sum of arithmetic records, or of `.second` of pair records.
   DataStream<T> Sum() {
     if constexpr (std::is_arithmetic_v<T>) {
@@ -209,6 +227,75 @@ class KeyedStream {
   StreamExecutionEnvironment* env_;
   int node_;
   KeyF key_fn_;
+};
+
+// A keyed stream cut into windows; a window function ends it.
+template <class T, class K, class KeyF, class Assigner>
+class WindowedStream {
+ public:
+  WindowedStream(StreamExecutionEnvironment* env, int node, KeyF key_fn, Assigner assigner)
+      : env_(env), node_(node), key_fn_(std::move(key_fn)), assigner_(std::move(assigner)) {}
+
+  // Keeps each window's contents until the watermark passes its end + `lateness_ms`.
+  WindowedStream& AllowedLateness(int64_t lateness_ms) {
+    if (lateness_ms < 0) throw std::invalid_argument("the allowed lateness must be 0 or more milliseconds");
+    lateness_ = lateness_ms;
+    return *this;
+  }
+
+  // f(const T&, const T&) -> T: the window's records reduced; emits the result.
+  template <class F>
+  DataStream<T> Reduce(F f) {
+    return Reduce<T>(f, [](const K&, const TimeWindow&, const T& v, Collector<T>& out) { out.Collect(v); });
+  }
+  // The same, the result handed to wf(const K&, const TimeWindow&, const T&, Collector<Out>&).
+  template <class Out, class F, class WF>
+  DataStream<Out> Reduce(F f, WF wf) {
+    internal::WindowFunctions<K, T, T, Out> fns;
+    fns.init = [](const T& v) { return v; };
+    fns.add = [f](T acc, const T& v) { return f(acc, v); };
+    fns.emit = wf;
+    return Build<T, Out>("Window Reduce", std::move(fns));
+  }
+  // Flink's aggregate: an accumulator per window; emits get_result(accumulator).
+  template <class Acc, class R>
+  DataStream<R> Aggregate(AggregateFunction<T, Acc, R> agg) {
+    return Aggregate<R>(std::move(agg), [](const K&, const TimeWindow&, const R& r, Collector<R>& out) {
+      out.Collect(r);
+    });
+  }
+  // The same, the result handed to wf(const K&, const TimeWindow&, const R&, Collector<Out>&).
+  template <class Out, class Acc, class R, class WF>
+  DataStream<Out> Aggregate(AggregateFunction<T, Acc, R> agg, WF wf) {
+    internal::WindowFunctions<K, T, Acc, Out> fns;
+    fns.init = [agg](const T& v) { return agg.add(v, agg.create_accumulator()); };
+    fns.add = [agg](Acc acc, const T& v) { return agg.add(v, std::move(acc)); };
+    fns.emit = [agg, wf](const K& key, const TimeWindow& w, const Acc& acc, Collector<Out>& out) {
+      wf(key, w, agg.get_result(acc), out);
+    };
+    return Build<Acc, Out>("Window Aggregate", std::move(fns));
+  }
+
+ private:
+  template <class Acc, class Out>
+  DataStream<Out> Build(const char* name, internal::WindowFunctions<K, T, Acc, Out> fns) {
+    auto key_fn = key_fn_;
+    auto assigner = assigner_;
+    int64_t lateness = lateness_;
+    auto selector = std::make_shared<const KeySelector<T, K, KeyF>>(key_fn_);
+    DataStream<Out> out = DataStream<T>(env_, node_).template Then<Out>(
+        name, ShipStrategy::kHash, selector, true, [key_fn, assigner, lateness, fns] {
+          return std::make_unique<internal::WindowOperator<K, T, Acc, Out, KeyF, Assigner>>(key_fn, assigner,
+                                                                                            lateness, fns);
+        });
+    env_->node(out.node_id()).timestamped = true;  // results carry the window's max timestamp
+    return out;
+  }
+  StreamExecutionEnvironment* env_;
+  int node_;
+  KeyF key_fn_;
+  Assigner assigner_;
+  int64_t lateness_ = 0;
 };
 
 template <class T, class S>

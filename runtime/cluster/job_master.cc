@@ -764,6 +764,7 @@ std::vector<VertexInfo> JobMaster::VertexInfos() const {
         vi.metrics.backpressured_ms = std::max(vi.metrics.backpressured_ms, sub.metrics.backpressured_ms);
         vi.metrics.idle_ms = std::max(vi.metrics.idle_ms, sub.metrics.idle_ms);
         vi.metrics.busy_ms = std::max(vi.metrics.busy_ms, sub.metrics.busy_ms);
+        vi.input_watermarks.push_back(t.input_watermark());
         if (st == ExecutionState::kFailed) agg = ExecutionState::kFailed;
         else if (st != ExecutionState::kFinished && agg != ExecutionState::kFailed) agg = st;
       }

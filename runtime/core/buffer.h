@@ -32,10 +32,14 @@ struct Buffer {
     kEndOfData,       // the producer's operators have finished: no more records follow
                       // (barriers may, for the final checkpoint)
     kEndOfPartition,  // the producing subtask has finished; nothing follows
+    kWatermark,       // event time: no record with a timestamp <= `watermark` follows
+    kIdleness,        // the producer's output became idle (`idle`) or active again
   };
   Kind kind = Kind::kData;
   std::vector<uint8_t> data;
   CheckpointBarrier barrier;
+  int64_t watermark = 0;
+  bool idle = false;
 
   static Buffer Data(std::vector<uint8_t> bytes) {
     Buffer b;
@@ -46,6 +50,25 @@ struct Buffer {
     Buffer b;
     b.kind = kind;
     b.barrier = barrier;
+    return b;
+  }
+  static Buffer Watermark(int64_t watermark) {
+    Buffer b;
+    b.kind = Kind::kWatermark;
+    b.watermark = watermark;
+    return b;
+  }
+  static Buffer Idleness(bool idle) {
+    Buffer b;
+    b.kind = Kind::kIdleness;
+    b.idle = idle;
+    return b;
+  }
+  // The event without data (a copy for each channel).
+  Buffer EventCopy() const {
+    Buffer b = Event(kind, barrier);
+    b.watermark = watermark;
+    b.idle = idle;
     return b;
   }
   bool is_data() const { return kind == Kind::kData; }

@@ -2,12 +2,15 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 #include <typeinfo>
 
 #include "lib/common/logging.h"
+#include "lib/common/time_util.h"
 #include "lib/format/checkpoint_format.h"
 #include "lib/format/snapshot_io.h"
 #include "runtime/state/state_backends.h"
@@ -58,7 +61,7 @@ class Task::Writer final : public ChannelWriter {
   void Broadcast(const Buffer& event) {
     FlushAll();
     for (const auto& t : targets_) {
-      Buffer copy = Buffer::Event(event.kind, event.barrier);
+      Buffer copy = event.EventCopy();
       t.gate->PushEvent(t.channel, std::move(copy));
     }
   }
@@ -71,6 +74,38 @@ class Task::Writer final : public ChannelWriter {
 };
 
 struct Task::Impl {
+  // Where operator k of the chain sends its watermarks: the next operator of the chain
+  // and the output edges fed by operator k. Passes on only a watermark that advanced
+  // and an idleness that changed.
+  class ChainWatermarkOutput final : public WatermarkOutput {
+   public:
+    void EmitWatermark(int64_t watermark) override {
+      if (watermark <= last_) return;
+      last_ = watermark;
+      if (next) next->ProcessWatermark(watermark);
+      for (Writer* w : writers) w->Broadcast(Buffer::Watermark(watermark));
+    }
+    void MarkIdle(bool idle) override {
+      if (idle == idle_) return;
+      idle_ = idle;
+      if (next) next->ProcessIdleness(idle);
+      for (Writer* w : writers) w->Broadcast(Buffer::Idleness(idle));
+    }
+    StreamOperatorBase* next = nullptr;
+    std::vector<Writer*> writers;
+
+   private:
+    int64_t last_ = kMinWatermark;
+    bool idle_ = false;
+  };
+  std::vector<std::unique_ptr<ChainWatermarkOutput>> watermark_outputs;  // per operator
+  // Event time at the input: per channel its watermark and idleness; their combination
+  // (the minimum over active, open channels) as the head operator last received it.
+  std::vector<int64_t> channel_watermarks;
+  std::vector<bool> channel_idle;
+  int64_t input_watermark = kMinWatermark;
+  bool input_idle = false;
+
   // Per operator of the chain: its byte-level keyed state backend (null: none, or on
   // the heap). Declared before the operators, which point into them: members die in
   // reverse order, so the operators go first.
@@ -206,6 +241,9 @@ void Task::SetUp() {
   }
   for (int k = 0; k < len; ++k) {
     const StreamNode& node = graph.nodes[vertex.chain[k]];
+    impl.watermark_outputs.push_back(std::make_unique<Impl::ChainWatermarkOutput>());
+    auto& watermarks = *impl.watermark_outputs.back();
+    if (k + 1 < len) watermarks.next = impl.operators[k + 1].get();
     std::vector<OutputBase*> consumers;
     if (k + 1 < len) consumers.push_back(impl.operators[k + 1]->Input());
     for (size_t w = 0; w < spec_.outputs.size(); ++w) {
@@ -213,8 +251,9 @@ void Task::SetUp() {
       if (e.source_node != node.id) continue;
       const PlanVertex& target = plan.vertices[e.target_vertex];
       impl.owned_outputs.push_back(node.out_type->CreateWriterOutput(
-          impl.writers[w].get(), e.strategy, e.key_selector, target.max_parallelism, spec_.subtask));
+          impl.writers[w].get(), e.strategy, e.key_selector, target.max_parallelism, spec_.subtask, node.timestamped));
       consumers.push_back(impl.owned_outputs.back().get());
+      watermarks.writers.push_back(impl.writers[w].get());
     }
     if (consumers.empty()) {
       impl.operators[k]->SetOutput(nullptr);
@@ -243,6 +282,7 @@ void Task::SetUp() {
     ctx.task.checkpoint_interval_ms = spec_.checkpoint_interval_ms;
     ctx.operator_name = node.name;
     ctx.operator_uid = impl.uids[k];
+    ctx.watermark_output = impl.watermark_outputs[k].get();
     auto r = spec_.restored.find(impl.uids[k]);
     ctx.restored = r == spec_.restored.end() ? nullptr : &r->second;
     RestoreKeyedState(k, node, ctx);
@@ -256,7 +296,10 @@ void Task::SetUp() {
     if (!impl.source) throw std::logic_error("the head of a source vertex is not a source");
   } else {
     const StreamNode& head = graph.nodes[vertex.chain[0]];
-    impl.reader = head.in_type->CreateReader(impl.operators[0]->Input());
+    impl.reader = head.in_type->CreateReader(impl.operators[0]->Input(),
+                                             graph.nodes[head.inputs.at(0).source_node].timestamped);
+    impl.channel_watermarks.assign(gate_->num_channels(), kMinWatermark);
+    impl.channel_idle.assign(gate_->num_channels(), false);
   }
 }
 
@@ -390,8 +433,10 @@ void Task::RunSourceLoop() {
         EndOfInput();
         break;
       }
+      int64_t timer_wake = AdvanceProcessingTime();
       if (st == SourceStatus::kNothingAvailable) {
         FlushOutputs();
+        if (timer_wake >= 0 && (wake < 0 || timer_wake < wake)) wake = timer_wake;
         auto next = gate_->Take(nullptr, wake);
         if (next.kind == InputGate::Next::Kind::kMail) next.mail();
         if (next.kind == InputGate::Next::Kind::kCancelled) throw TaskCancelled{};
@@ -420,7 +465,8 @@ bool Task::AwaitEnd() {
 
 void Task::RunInputLoop() {
   while (true) {
-    auto next = gate_->Take([this] { FlushOutputs(); });
+    int64_t wake = impl_->phase == TaskPhase::kRunning ? AdvanceProcessingTime() : -1;
+    auto next = gate_->Take([this] { FlushOutputs(); }, wake);
     switch (next.kind) {
       case InputGate::Next::Kind::kMail:
         next.mail();
@@ -453,6 +499,13 @@ void Task::RunInputLoop() {
 // downstream learns that no records follow.
 void Task::EndOfInput() {
   auto& impl = *impl_;
+  // The end of input is the end of event time (Flink's MAX_WATERMARK): every
+  // event-time timer and window fires before the operators finish.
+  if (impl.input_watermark < kMaxWatermark && !impl.operators.empty()) {
+    impl.input_watermark = kMaxWatermark;
+    input_watermark_.store(kMaxWatermark, std::memory_order_relaxed);
+    impl.operators[0]->ProcessWatermark(kMaxWatermark);
+  }
   impl.phase = TaskPhase::kOperatorsFinished;
   for (auto& op : impl.operators) op->Finish();
   operators_finished_ = true;
@@ -489,8 +542,71 @@ void Task::HandleBuffer(int channel, Buffer& buffer) {
       impl.ended_channels.insert(channel);
       // End of partition counts as that channel's barrier for pending checkpoints.
       TakeAlignedCheckpoints();
+      CombineWatermarks();
+      return;
+    case Buffer::Kind::kWatermark:
+      if (buffer.watermark > impl.channel_watermarks[channel]) impl.channel_watermarks[channel] = buffer.watermark;
+      impl.channel_idle[channel] = false;
+      CombineWatermarks();
+      return;
+    case Buffer::Kind::kIdleness:
+      impl.channel_idle[channel] = buffer.idle;
+      CombineWatermarks();
       return;
   }
+}
+
+// The input watermark is the minimum over the channels that are neither idle nor
+// ended; when every open channel is idle, the input is idle. The head operator hears
+// of a watermark that advanced and of an idleness that changed.
+void Task::CombineWatermarks() {
+  auto& impl = *impl_;
+  if (impl.phase != TaskPhase::kRunning || impl.operators.empty()) return;
+  int64_t combined = kMaxWatermark;
+  bool any_active = false, any_open = false;
+  for (int c = 0; c < gate_->num_channels(); ++c) {
+    if (impl.ended_channels.count(c)) continue;
+    any_open = true;
+    if (impl.channel_idle[c]) continue;
+    any_active = true;
+    combined = std::min(combined, impl.channel_watermarks[c]);
+  }
+  if (!any_open) return;  // the end of input sends MAX_WATERMARK
+  if (!any_active) {
+    if (!impl.input_idle) {
+      impl.input_idle = true;
+      impl.operators[0]->ProcessIdleness(true);
+    }
+    return;
+  }
+  if (impl.input_idle) {
+    impl.input_idle = false;
+    impl.operators[0]->ProcessIdleness(false);
+  }
+  if (combined > impl.input_watermark) {
+    impl.input_watermark = combined;
+    input_watermark_.store(combined, std::memory_order_relaxed);
+    impl.operators[0]->ProcessWatermark(combined);
+  }
+}
+
+// Calls the operators whose processing time has come; returns the monotonic time (ns)
+// at which the next one is due, -1 when none is.
+int64_t Task::AdvanceProcessingTime() {
+  auto& impl = *impl_;
+  int64_t next = std::numeric_limits<int64_t>::max();
+  for (auto& op : impl.operators) next = std::min(next, op->NextProcessingTime());
+  if (next == std::numeric_limits<int64_t>::max()) return -1;
+  int64_t now = NowMillis();
+  if (next <= now) {
+    for (auto& op : impl.operators) {
+      if (op->NextProcessingTime() <= now) op->AdvanceProcessingTime(now);
+    }
+    next = std::numeric_limits<int64_t>::max();
+    for (auto& op : impl.operators) next = std::min(next, op->NextProcessingTime());
+    if (next == std::numeric_limits<int64_t>::max()) return -1;
+  }
+  return MonotonicNanos() + std::min<int64_t>(next - now, 3600 * 1000) * 1000000;
 }
 
 void Task::HandleTrigger(const CheckpointBarrier& barrier) {

@@ -22,6 +22,7 @@
 // upstream tasks all finished still takes part (FLIP-147).
 
 #include <atomic>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -159,6 +160,8 @@ class Task {
   // and waiting for input or mail with nothing to do (idle).
   int64_t backpressured_nanos() const { return backpressured_nanos_.load(std::memory_order_relaxed); }
   int64_t idle_nanos() const { return gate_->idle_nanos(); }
+  // The task's input watermark (event time; INT64_MIN before the first).
+  int64_t input_watermark() const { return input_watermark_.load(std::memory_order_relaxed); }
 
  private:
   class Writer;
@@ -175,6 +178,9 @@ class Task {
   bool AwaitEnd();
   void FlushOutputs();
   void HandleBuffer(int channel, Buffer& buffer);
+  // Event time: see task.cc.
+  void CombineWatermarks();
+  int64_t AdvanceProcessingTime();
   void HandleTrigger(const CheckpointBarrier& barrier);
   void HandleBarrier(int channel, const CheckpointBarrier& barrier);
   void HandleCancelBarrier(int channel, const CheckpointBarrier& barrier);
@@ -200,6 +206,7 @@ class Task {
 
   std::atomic<int64_t> records_in_{0}, records_out_{0}, bytes_in_{0}, bytes_out_{0};
   std::atomic<int64_t> backpressured_nanos_{0};
+  std::atomic<int64_t> input_watermark_{std::numeric_limits<int64_t>::min()};
 };
 
 // Thrown inside a task when it must stop because it was cancelled.

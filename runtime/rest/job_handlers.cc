@@ -1,5 +1,6 @@
 // /jobs, /jobs/overview, /jobs/:jobid (GET, PATCH), /jobs/:jobid/status, /jobs/:jobid/plan,
-// /jobs/:jobid/exceptions, /jobs/:jobid/execution-result, /jobs/:jobid/accumulators.
+// /jobs/:jobid/exceptions, /jobs/:jobid/execution-result, /jobs/:jobid/accumulators,
+// /jobs/:jobid/vertices/:vertexid/watermarks.
 
 #include <charconv>
 
@@ -87,6 +88,27 @@ RestResponse HandleAccumulators(const RestContext& ctx, const RestRequest& reque
   return JsonResponse(200, JobAccumulatorsJson());
 }
 
+// GET /jobs/:jobid/vertices/:vertexid/watermarks: each subtask's input watermark, as
+// Flink's JobVertexWatermarksHandler: [{"id": "<subtask>.currentInputWatermark", "value": "<ms>"}]
+// (INT64_MIN before the first watermark).
+RestResponse HandleWatermarks(const RestContext& ctx, const RestRequest& request) {
+  WEIR_REST_ASSIGN_OR_RESPOND(JobId id, JobIdFromPath(request));
+  WEIR_REST_ASSIGN_OR_RESPOND(JobInfo job, ctx.dispatcher->GetJob(id));
+  auto it = request.path_params.find("vertexid");
+  const std::string vertex = ToLower(it == request.path_params.end() ? "" : it->second);
+  for (const VertexInfo& v : job.vertices) {
+    if (v.id.ToHex() != vertex) continue;
+    nlohmann::json out = nlohmann::json::array();
+    for (size_t s = 0; s < v.input_watermarks.size(); ++s) {
+      out.push_back({{"id", std::to_string(s) + ".currentInputWatermark"},
+                     {"value", std::to_string(v.input_watermarks[s])}});
+    }
+    return JsonResponse(200, out);
+  }
+  return ErrorResponse(Status::NotFound("job " + id.ToHex() + " has no vertex '" + vertex + "'")
+                           .WithHint("GET /jobs/" + id.ToHex() + " lists the vertex ids"));
+}
+
 }  // namespace
 
 void RegisterJobHandlers(Router& router, const RestContext& ctx) {
@@ -125,6 +147,9 @@ void RegisterJobHandlers(Router& router, const RestContext& ctx) {
   });
   router.Add("GET", "/jobs/:jobid/accumulators", [&ctx](const RestRequest& request) {
     return HandleAccumulators(ctx, request);
+  });
+  router.Add("GET", "/jobs/:jobid/vertices/:vertexid/watermarks", [&ctx](const RestRequest& request) {
+    return HandleWatermarks(ctx, request);
   });
 }
 

@@ -54,6 +54,7 @@ struct VertexInfo {
   std::map<ExecutionState, int> tasks;  // subtasks per state
   VertexMetrics metrics;
   std::vector<SubtaskInfo> subtasks;    // of the current attempt (the last one once ended)
+  std::vector<int64_t> input_watermarks;  // per subtask (event time; INT64_MIN: none yet)
 };
 
 struct JobInfo {

@@ -443,6 +443,34 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     ThrowIfFailed(inst_->db->Write(write_, &batch), "clearing map state");
   }
 
+  void ForEachKey(int state, const std::function<void(std::string_view key)>& fn) override {
+    // Rows are [key group, 2 bytes][varint length][key](+ user key): a key's rows are
+    // adjacent, so each key is reported once by comparing with the one before.
+    std::unique_ptr<rocksdb::Iterator> it(inst_->db->NewIterator(read_, Family(state)));
+    std::string previous;
+    bool first = true;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      rocksdb::Slice k = it->key();
+      if (k.size() < 2) continue;
+      std::string_view row_key(k.data() + 2, k.size() - 2);
+      std::string_view key, user_key;
+      if (inst_->states[static_cast<size_t>(state)].kind == StateKind::kMap) {
+        SplitMapRowKey(row_key, &key, &user_key);
+      } else {
+        DataInput in(reinterpret_cast<const uint8_t*>(row_key.data()),
+                     reinterpret_cast<const uint8_t*>(row_key.data()) + row_key.size());
+        const uint64_t n = in.ReadVarint();
+        if (n > in.remaining()) throw DeserializationError("state key beyond its row");
+        key = std::string_view(reinterpret_cast<const char*>(in.position()), n);
+      }
+      if (!first && key == previous) continue;
+      first = false;
+      previous.assign(key);
+      fn(key);
+    }
+    ThrowIfFailed(it->status(), "reading state keys");
+  }
+
   // Restore: canonical rows of the subtask's key groups.
   Status WriteRows(const std::map<std::string, RestoredKeyedState>& restored) {
     for (const auto& [name, state] : restored) {

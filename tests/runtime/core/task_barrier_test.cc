@@ -157,9 +157,9 @@ class RecordingListener final : public TaskListener {
 
 // One thing the task emitted.
 struct Item {
-  enum class Kind { kRecord, kBarrier, kCancelBarrier, kEndOfData, kEndOfPartition };
+  enum class Kind { kRecord, kBarrier, kCancelBarrier, kEndOfData, kEndOfPartition, kWatermark, kIdleness };
   Kind kind;
-  int64_t value = 0;  // the record, or the checkpoint id of a (cancel) barrier
+  int64_t value = 0;  // the record, the checkpoint id of a (cancel) barrier, the watermark, idle (1) or not
   CheckpointBarrier barrier;
 };
 
@@ -198,6 +198,12 @@ class Probe {
           break;
         case Buffer::Kind::kEndOfPartition:
           items_.push_back({Item::Kind::kEndOfPartition, 0, {}});
+          break;
+        case Buffer::Kind::kWatermark:
+          items_.push_back({Item::Kind::kWatermark, b.watermark, {}});
+          break;
+        case Buffer::Kind::kIdleness:
+          items_.push_back({Item::Kind::kIdleness, b.idle ? 1 : 0, {}});
           break;
       }
     }
@@ -353,6 +359,8 @@ class Harness {
   void EndOfPartition(int channel) {
     gate_->PushEvent(channel, Buffer::Event(Buffer::Kind::kEndOfPartition));
   }
+  void Watermark(int channel, int64_t watermark) { gate_->PushEvent(channel, Buffer::Watermark(watermark)); }
+  void Idleness(int channel, bool idle) { gate_->PushEvent(channel, Buffer::Idleness(idle)); }
 
   Task& task() { return *task_; }
   RecordingListener& listener() { return listener_; }
@@ -767,4 +775,57 @@ TEST_CASE("task barriers: after end of data the task finishes once a checkpoint 
   REQUIRE(h.probe().ReadEvent(K::kEndOfPartition));
   CHECK(h.probe().items().back().kind == K::kEndOfPartition);
   CHECK(h.listener().failure().empty());
+}
+
+// Event time: the task's watermark is the minimum over its open, active channels; it
+// goes downstream only when it advances; idle and ended channels hold nothing back;
+// MAX_WATERMARK goes out at the end of input, before EndOfData.
+TEST_CASE("task watermarks: the minimum over active input channels, MAX_WATERMARK at the end",
+          "[runtime][task][watermark]") {
+  Harness h(3, /*exactly_once=*/true);
+  h.Start();
+  auto watermarks = [&] {
+    std::vector<int64_t> out;
+    for (const auto& i : h.probe().items()) {
+      if (i.kind == Item::Kind::kWatermark) out.push_back(i.value);
+    }
+    return out;
+  };
+  h.Watermark(0, 10);
+  h.Watermark(1, 20);
+  h.Data(2, {1});
+  h.Watermark(2, 5);
+  REQUIRE(h.probe().ReadEvent(Item::Kind::kWatermark, 5));
+  h.Watermark(2, 4);  // a channel's watermark never goes back
+  h.Idleness(2, true);  // channel 2 idle: the minimum of 0 and 1
+  REQUIRE(h.probe().ReadEvent(Item::Kind::kWatermark, 10));
+  h.Watermark(0, 30);
+  REQUIRE(h.probe().ReadEvent(Item::Kind::kWatermark, 20));
+  h.EndOfData(1);
+  h.EndOfPartition(1);  // channel 1 ended: only channel 0 counts
+  REQUIRE(h.probe().ReadEvent(Item::Kind::kWatermark, 30));
+  h.Watermark(2, 25);  // channel 2 active again, behind: the watermark stays
+  h.Idleness(0, true);
+  h.Watermark(2, 40);
+  REQUIRE(h.probe().ReadEvent(Item::Kind::kWatermark, 40));
+  CHECK(watermarks() == std::vector<int64_t>{5, 10, 20, 30, 40});
+  CHECK(h.probe().Count(Item::Kind::kIdleness, 1) == 0);  // some channel was always active
+
+  h.Idleness(2, true);  // every open channel idle: the output is idle
+  REQUIRE(h.probe().ReadEvent(Item::Kind::kIdleness, 1));
+  h.Watermark(0, 50);
+  REQUIRE(h.probe().ReadEvent(Item::Kind::kIdleness, 0));
+  for (int c : {0, 2}) h.EndOfData(c);
+  REQUIRE(h.probe().ReadEvent(Item::Kind::kEndOfData));
+  std::vector<int64_t> all = watermarks();
+  REQUIRE(!all.empty());
+  CHECK(all.back() == weir::kMaxWatermark);
+  // MAX_WATERMARK before EndOfData.
+  const auto& items = h.probe().items();
+  auto max_at = std::find_if(items.begin(), items.end(), [](const Item& i) {
+    return i.kind == Item::Kind::kWatermark && i.value == weir::kMaxWatermark;
+  });
+  auto end_at = std::find_if(items.begin(), items.end(), [](const Item& i) { return i.kind == Item::Kind::kEndOfData; });
+  CHECK(max_at < end_at);
+  for (int c : {0, 2}) h.EndOfPartition(c);
 }
