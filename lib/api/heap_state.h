@@ -269,11 +269,36 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
 
   std::unique_ptr<AsyncKeyedSnapshot> Snapshot(const SnapshotOptions& options) override;
 
-  // Calls fn for every key with a value in the registered state `name`.
+  // Calls fn for every key with a value in state `name`, registered or still only
+  // restored (then read from its canonical rows, each key once).
   void ForEachKey(const std::string& name, const std::function<void(const K&)>& fn) const {
     auto it = tables_.find(name);
-    if (it == tables_.end()) return;
-    dynamic_cast<const KeyedTableKeys<K>&>(*it->second).ForEachKey(fn);
+    if (it != tables_.end()) {
+      dynamic_cast<const KeyedTableKeys<K>&>(*it->second).ForEachKey(fn);
+      return;
+    }
+    auto r = restored_.find(name);
+    if (r == restored_.end() || r->second->legacy) return;
+    for (const auto& [group, rows] : r->second->key_groups) {
+      std::string previous;
+      bool first = true;
+      ForEachRow(rows.data(), rows.data() + rows.size(), [&](std::string_view row_key, std::string_view) {
+        std::string_view key = row_key, user_key;
+        if (r->second->kind == StateKind::kMap) SplitMapRowKey(row_key, &key, &user_key);
+        DataInput in(reinterpret_cast<const uint8_t*>(key.data()), reinterpret_cast<const uint8_t*>(key.data()) + key.size());
+        if (r->second->kind != StateKind::kMap) {
+          const uint64_t n = in.ReadVarint();
+          key = std::string_view(reinterpret_cast<const char*>(in.position()), n);
+          in = DataInput(reinterpret_cast<const uint8_t*>(key.data()), reinterpret_cast<const uint8_t*>(key.data()) + key.size());
+        }
+        if (!first && key == previous) return;
+        first = false;
+        previous.assign(key);
+        K k{};
+        Serializer<K>::Read(in, k);
+        fn(k);
+      });
+    }
   }
 
  private:

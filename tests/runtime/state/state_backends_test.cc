@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -144,3 +145,35 @@ TEST_CASE("state backends: a canonical savepoint switches hashmap <-> rocksdb bo
 }
 
 }  // namespace
+
+TEST_CASE("state backends: ForEachKey lists every key with state once, also after a restore", "[state]") {
+  const std::string type = GENERATE("hashmap", "rocksdb");
+  INFO(type);
+  auto b = Backend::MustOpen(type, kAll);
+  std::set<int64_t> with_value, with_map;
+  for (int64_t k = 0; k < 500; ++k) {
+    b->states().SetCurrentKey(k);
+    if (k % 3 == 0) {
+      b->states().GetValueState<int64_t>("value").Update(k);
+      with_value.insert(k);
+    }
+    if (k % 5 == 0) {
+      // Several entries per key: still one call per key.
+      for (int e = 0; e < 4; ++e) b->states().GetMapState<std::string, int64_t>("map").Put("e" + std::to_string(e), e);
+      with_map.insert(k);
+    }
+  }
+  auto keys_of = [](weir::KeyedStates<int64_t>& s, const std::string& name, weir::StateKind kind) {
+    std::multiset<int64_t> seen;
+    s.ForEachKey(name, kind, [&](const int64_t& k) { seen.insert(k); });
+    return seen;
+  };
+  auto as_multiset = [](const std::set<int64_t>& s) { return std::multiset<int64_t>(s.begin(), s.end()); };
+  CHECK(keys_of(b->states(), "value", weir::StateKind::kValue) == as_multiset(with_value));
+  CHECK(keys_of(b->states(), "map", weir::StateKind::kMap) == as_multiset(with_map));
+  ScratchDir dir;
+  KeyedStateHandle h = b->Snapshot(dir.path.string(), Full(1));
+  auto r = Backend::MustOpen(type, kAll, {h});
+  CHECK(keys_of(r->states(), "value", weir::StateKind::kValue) == as_multiset(with_value));
+  CHECK(keys_of(r->states(), "map", weir::StateKind::kMap) == as_multiset(with_map));
+}
