@@ -254,6 +254,22 @@ KeyedStateHandle ReadKeyed(DataInput& in, const std::string& dir) {
   return k;
 }
 
+JobId ReadJobId(DataInput& in);
+
+// A snapshot's job id, id, timestamp, kind and format (every metadata version).
+CompletedSnapshot ReadSnapshotHeader(DataInput& in) {
+  CompletedSnapshot m;
+  m.job_id = ReadJobId(in);
+  m.id = in.ReadFixed<int64_t>();
+  m.timestamp = in.ReadFixed<int64_t>();
+  uint8_t kind = in.ReadFixed<uint8_t>();
+  uint8_t format = in.ReadFixed<uint8_t>();
+  if (kind > 1 || format > 1) throw DeserializationError("bad kind or format");
+  m.kind = static_cast<SnapshotKind>(kind);
+  m.format = static_cast<SnapshotFormat>(format);
+  return m;
+}
+
 // An operator's uid, name, parallelism and max parallelism (every metadata version).
 CompletedSnapshot::Operator ReadOperatorHeader(DataInput& in) {
   CompletedSnapshot::Operator op;
@@ -282,16 +298,8 @@ JobId ReadJobId(DataInput& in) {
 // Versions 1 and 2: per subtask the name of its state file (relative), its size and
 // checksum, and (2) whether it had finished. LoadSnapshot reads the files.
 Result<CompletedSnapshot> DecodeLegacyMetadata(DataInput& in, uint32_t version, const std::string& dir) {
-  CompletedSnapshot m;
+  CompletedSnapshot m = ReadSnapshotHeader(in);
   m.version = version;
-  m.job_id = ReadJobId(in);
-  m.id = in.ReadFixed<int64_t>();
-  m.timestamp = in.ReadFixed<int64_t>();
-  uint8_t kind = in.ReadFixed<uint8_t>();
-  uint8_t format = in.ReadFixed<uint8_t>();
-  if (kind > 1 || format > 1) throw DeserializationError("bad kind or format");
-  m.kind = static_cast<SnapshotKind>(kind);
-  m.format = static_cast<SnapshotFormat>(format);
   uint64_t n = ReadCount(in, "operator");
   for (uint64_t i = 0; i < n; ++i) {
     CompletedSnapshot::Operator op = ReadOperatorHeader(in);
@@ -357,15 +365,7 @@ Result<CompletedSnapshot> DecodeMetadata(const Bytes& payload, const std::string
       if (legacy.ok() && !in.AtEnd()) throw DeserializationError("trailing bytes");
       return legacy;
     }
-    CompletedSnapshot m;
-    m.job_id = ReadJobId(in);
-    m.id = in.ReadFixed<int64_t>();
-    m.timestamp = in.ReadFixed<int64_t>();
-    uint8_t kind = in.ReadFixed<uint8_t>();
-    uint8_t format = in.ReadFixed<uint8_t>();
-    if (kind > 1 || format > 1) throw DeserializationError("bad kind or format");
-    m.kind = static_cast<SnapshotKind>(kind);
-    m.format = static_cast<SnapshotFormat>(format);
+    CompletedSnapshot m = ReadSnapshotHeader(in);
     m.backend = ReadString(in);
     uint64_t n = ReadCount(in, "operator");
     for (uint64_t i = 0; i < n; ++i) {
