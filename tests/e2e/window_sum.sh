@@ -75,7 +75,11 @@ sp="$tmp/savepoints"
 
 check "window_sum runs on weir-runtime at p=2"
 out="$tmp/out-stop"
-submit_job "$port" -p 2 "$WINDOW_SUM" --count 20000 --rate 6000 --window-ms "$window" --output "$out"
+# Long enough (about 15 s at this rate) that the job is still running when it is stopped,
+# also on a loaded machine.
+stop_count=90000
+expected_window_sum "$stop_count" "$window" "$tmp/expected-stop"
+submit_job "$port" -p 2 "$WINDOW_SUM" --count "$stop_count" --rate 6000 --window-ms "$window" --output "$out"
 sleep 1.5
 pass
 
@@ -104,15 +108,15 @@ stopped="$(savepoint_path)"
 [[ -n "$stopped" ]] || fail "no savepoint path printed"
 wait_until 30 job_state_is "$port" "$job" FINISHED || fail "job $job is not FINISHED after stop"
 committed_lines "$out" >"$tmp/at-stop"
-sort "$tmp/expected-20000" >"$tmp/expected-20000-sorted"
+sort "$tmp/expected-stop" >"$tmp/expected-stop-sorted"
 [[ -s "$tmp/at-stop" ]] || fail "no window was committed before the stop"
-extra="$(comm -23 "$tmp/at-stop" "$tmp/expected-20000-sorted" | head -n 3)"
+extra="$(comm -23 "$tmp/at-stop" "$tmp/expected-stop-sorted" | head -n 3)"
 [[ -z "$extra" ]] || fail "stop without --drain committed windows that were not complete: $extra"
-(($(wc -l <"$tmp/at-stop") < $(wc -l <"$tmp/expected-20000"))) || fail "every window was committed before the stop"
-run "$WEIR" run -p 3 -D "rest.port=$(free_port)" -s "$stopped" "$WINDOW_SUM" --count 20000 --window-ms "$window" \
-  --output "$out"
+(($(wc -l <"$tmp/at-stop") < $(wc -l <"$tmp/expected-stop"))) || fail "every window was committed before the stop"
+run "$WEIR" run -p 3 -D "rest.port=$(free_port)" -s "$stopped" "$WINDOW_SUM" --count "$stop_count" \
+  --window-ms "$window" --output "$out"
 expect_rc 0
-expect_committed "$tmp/expected-20000" "$out" "window_sum stopped and restored at p=3"
+expect_committed "$tmp/expected-stop" "$out" "window_sum stopped and restored at p=3"
 pass
 
 check "stop --drain fires every open window (the last one partial) before the savepoint"
