@@ -3,6 +3,7 @@
 // buffers. The runtime implements ChannelWriter; the typed RecordWriterOutput and
 // RecordReader below are instantiated in the job's code for its record types.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -116,9 +117,12 @@ class RecordWriterOutput final : public Output<T> {
 class RecordReaderBase {
  public:
   virtual ~RecordReaderBase() = default;
-  // Pushes every record of [begin, end) into the input; returns how many.
-  // Throws DeserializationError on malformed data.
-  virtual int64_t Process(const uint8_t* begin, const uint8_t* end) = 0;
+  // Pushes the records of [begin, end) into the input; returns how many. With
+  // `interrupt`, stops after a whole record once `*interrupt` is non-zero (the task has
+  // mail to serve between records) and sets `*stopped_at` to the next record (else to
+  // `end`). Throws DeserializationError on malformed data.
+  virtual int64_t Process(const uint8_t* begin, const uint8_t* end, const std::atomic<int>* interrupt = nullptr,
+                          const uint8_t** stopped_at = nullptr) = 0;
 };
 
 template <class T>
@@ -126,10 +130,11 @@ class RecordReader final : public RecordReaderBase {
  public:
   explicit RecordReader(Output<T>* input, bool with_timestamps = false)
       : input_(input), with_timestamps_(with_timestamps) {}
-  int64_t Process(const uint8_t* begin, const uint8_t* end) override {
+  int64_t Process(const uint8_t* begin, const uint8_t* end, const std::atomic<int>* interrupt = nullptr,
+                  const uint8_t** stopped_at = nullptr) override {
     DataInput in(begin, end);
     int64_t n = 0;
-    while (!in.AtEnd()) {
+    while (!in.AtEnd() && !(interrupt && n > 0 && interrupt->load(std::memory_order_relaxed) != 0)) {
       if (with_timestamps_) {
         int64_t ts = 0;
         Serializer<int64_t>::Read(in, ts);
@@ -139,6 +144,7 @@ class RecordReader final : public RecordReaderBase {
       input_->Collect(record_);
       ++n;
     }
+    if (stopped_at) *stopped_at = in.position();
     return n;
   }
 

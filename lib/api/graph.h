@@ -28,6 +28,12 @@ class TypeInfoBase {
   virtual std::unique_ptr<RecordReaderBase> CreateReader(OutputBase* input, bool with_timestamps = false) const = 0;
   // An output that copies each record to each of `outputs` (Output<T>*s).
   virtual std::unique_ptr<OutputBase> CreateFanOut(const std::vector<OutputBase*>& outputs) const = 0;
+  // The records of a data buffer (as a hash edge carries them) whose key group, by
+  // `key_selector` (a KeySelectorBase<T>), is in `range`: in-flight data of an
+  // unaligned checkpoint restored at another parallelism. Throws DeserializationError.
+  virtual std::vector<uint8_t> FilterByKeyGroups(const std::vector<uint8_t>& buffer, bool with_timestamps,
+                                                 const std::shared_ptr<const void>& key_selector,
+                                                 int max_parallelism, KeyGroupRange range) const = 0;
 };
 
 template <class T>
@@ -48,6 +54,21 @@ class TypeInfo final : public TypeInfoBase {
     auto fan = std::make_unique<FanOutOutput<T>>();
     for (auto* o : outputs) fan->Add(static_cast<Output<T>*>(o));
     return fan;
+  }
+  std::vector<uint8_t> FilterByKeyGroups(const std::vector<uint8_t>& buffer, bool with_timestamps,
+                                         const std::shared_ptr<const void>& key_selector, int max_parallelism,
+                                         KeyGroupRange range) const override {
+    const auto& selector = *std::static_pointer_cast<const KeySelectorBase<T>>(key_selector);
+    std::vector<uint8_t> kept;
+    DataInput in(buffer);
+    T record{};
+    while (!in.AtEnd()) {
+      const uint8_t* begin = in.position();
+      if (with_timestamps) in.ReadFixed<int64_t>();
+      Serializer<T>::Read(in, record);
+      if (range.Contains(selector.KeyGroup(record, max_parallelism))) kept.insert(kept.end(), begin, in.position());
+    }
+    return kept;
   }
 };
 

@@ -68,13 +68,13 @@ uint64_t KeyedStateHandle::CheckpointedSize() const {
 }
 
 uint64_t OperatorSubtaskState::StateSize() const {
-  uint64_t n = operator_state ? operator_state->size : 0;
+  uint64_t n = (operator_state ? operator_state->size : 0) + (channel_state ? channel_state->size : 0);
   for (const auto& k : keyed) n += k.StateSize();
   return n;
 }
 
 uint64_t OperatorSubtaskState::CheckpointedSize() const {
-  uint64_t n = operator_state ? operator_state->size : 0;
+  uint64_t n = (operator_state ? operator_state->size : 0) + (channel_state ? channel_state->size : 0);
   for (const auto& k : keyed) n += k.CheckpointedSize();
   return n;
 }

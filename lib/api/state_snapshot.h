@@ -135,6 +135,9 @@ struct OperatorSubtaskState {
   std::string union_list;
   std::vector<KeyedStateHandle> keyed;         // usually none or one
   std::optional<StreamHandle> operator_state;  // an encoded OperatorStateSnapshot
+  // An unaligned checkpoint's in-flight data at the input of the subtask's task (held
+  // by the head operator of its chain): an encoded ChannelStateSnapshot.
+  std::optional<StreamHandle> channel_state;
   std::string backend;                         // the keyed state backend: "hashmap", "rocksdb"
 
   uint64_t StateSize() const;
@@ -165,6 +168,17 @@ struct RestoredState {
   std::map<std::string, RestoredKeyedState> keyed;              // by state name
   std::vector<KeyedStateHandle> native_keyed;
   std::map<std::string, RestoredOperatorList> operator_lists;  // by state name
+  // The in-flight data the subtask replays before its live input (head operators):
+  // channel state streams, and whether only the records of its key groups are kept
+  // (a hash edge restored at another parallelism).
+  std::vector<StreamHandle> channel_state;
+  bool filter_channel_state = false;
+};
+
+// The in-flight input data of a task in an unaligned checkpoint: the data buffers of
+// each input channel, in channel order, as the channel carried them.
+struct ChannelStateSnapshot {
+  std::vector<std::pair<int, Bytes>> buffers;  // (input channel, buffer)
 };
 
 }  // namespace weir

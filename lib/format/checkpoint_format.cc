@@ -43,6 +43,7 @@ std::vector<const StreamHandle*> CompletedSnapshot::Files() const {
   for (const auto& [uid, op] : operators) {
     for (const auto& s : op.subtasks) {
       if (s.operator_state) add(*s.operator_state);
+      if (s.channel_state) add(*s.channel_state);
       for (const auto& k : s.keyed) {
         if (k.type == KeyedStateHandle::Type::kKeyGroups) add(k.key_groups.stream);
         for (const auto& [name, h] : k.native.shared_files) add(h);
@@ -351,6 +352,8 @@ Bytes EncodeMetadata(const CompletedSnapshot& m, const std::string& dir) {
       for (const auto& k : s.keyed) WriteKeyed(out, k, dir);
       out.WriteFixed<uint8_t>(s.operator_state ? 1 : 0);
       if (s.operator_state) WriteStream(out, *s.operator_state, dir);
+      out.WriteFixed<uint8_t>(s.channel_state ? 1 : 0);
+      if (s.channel_state) WriteStream(out, *s.channel_state, dir);
     }
   }
   return buf;
@@ -385,7 +388,12 @@ Result<CompletedSnapshot> DecodeMetadata(const Bytes& payload, const std::string
         uint8_t has_operator_state = in.ReadFixed<uint8_t>();
         if (has_operator_state > 1) throw DeserializationError("bad operator state flag");
         if (has_operator_state) s.operator_state = ReadStream(in, dir);
-        if (s.finished && (!s.keyed.empty() || s.operator_state)) {
+        if (version >= 4) {
+          uint8_t has_channel_state = in.ReadFixed<uint8_t>();
+          if (has_channel_state > 1) throw DeserializationError("bad channel state flag");
+          if (has_channel_state) s.channel_state = ReadStream(in, dir);
+        }
+        if (s.finished && (!s.keyed.empty() || s.operator_state || s.channel_state)) {
           throw DeserializationError("a finished subtask with state");
         }
       }
@@ -408,6 +416,33 @@ Bytes EncodeOperatorState(const OperatorStateSnapshot& state) {
     Serializer<std::vector<Bytes>>::Write(out, l.elements);
   }
   return buf;
+}
+
+Bytes EncodeChannelState(const ChannelStateSnapshot& state) {
+  Bytes buf;
+  DataOutput out(&buf);
+  out.WriteVarint(state.buffers.size());
+  for (const auto& [channel, bytes] : state.buffers) {
+    out.WriteVarint(static_cast<uint64_t>(channel));
+    Serializer<Bytes>::Write(out, bytes);
+  }
+  return buf;
+}
+
+Result<ChannelStateSnapshot> DecodeChannelState(const Bytes& payload, const std::string& what) {
+  try {
+    DataInput in(payload);
+    ChannelStateSnapshot state;
+    state.buffers.resize(ReadCount(in, "buffer"));
+    for (auto& [channel, bytes] : state.buffers) {
+      channel = static_cast<int>(in.ReadVarint());
+      Serializer<Bytes>::Read(in, bytes);
+    }
+    if (!in.AtEnd()) throw DeserializationError("trailing bytes");
+    return state;
+  } catch (const DeserializationError& e) {
+    return Status::Corruption("channel state " + what + " is corrupt: " + e.what());
+  }
 }
 
 namespace {

@@ -13,7 +13,8 @@
 // the snapshot directory are referenced relative to it, which makes a savepoint
 // relocatable; shared files by their absolute path or URI.
 //
-// Versions: 3 (handles written by the tasks); 1 and 2 (one framed "WEIRSTAT" state
+// Versions: 4 (with the channel state of unaligned checkpoints); 3 (handles written by
+// the tasks); 1 and 2 (one framed "WEIRSTAT" state
 // file per operator subtask, 2 with a finished flag) are still read.
 
 #include <cstdint>
@@ -28,7 +29,7 @@
 
 namespace weir {
 
-inline constexpr uint32_t kMetadataVersion = 3;
+inline constexpr uint32_t kMetadataVersion = 4;
 inline constexpr uint32_t kLegacyStateFileVersion = 1;
 inline constexpr char kMetadataFileName[] = "_metadata";
 
@@ -74,6 +75,10 @@ Result<CompletedSnapshot> DecodeMetadata(const Bytes& payload, const std::string
 // Operator state lists, as a stream (OperatorSubtaskState::operator_state).
 Bytes EncodeOperatorState(const OperatorStateSnapshot& state);
 Result<OperatorStateSnapshot> DecodeOperatorState(const Bytes& payload, const std::string& what);
+
+// In-flight data (OperatorSubtaskState::channel_state), as a stream.
+Bytes EncodeChannelState(const ChannelStateSnapshot& state);
+Result<ChannelStateSnapshot> DecodeChannelState(const Bytes& payload, const std::string& what);
 
 // The payload of a version 1 or 2 state file: keyed state in the hashmap backend's old
 // layout and operator state, converted to a subtask state with inline handles.

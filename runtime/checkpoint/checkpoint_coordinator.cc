@@ -20,8 +20,10 @@ const char* TypeName(CheckpointKind kind) {
   return "CHECKPOINT";
 }
 
-// The statistics entry of a pending or ended checkpoint.
-CheckpointStatsEntry EntryOf(const PendingCheckpoint& p, const char* status) {
+// The statistics entry of a pending or ended checkpoint, with its vertices' and
+// subtasks' statistics. A checkpoint that any subtask took unaligned is an
+// UNALIGNED_CHECKPOINT (Flink's rule).
+CheckpointStatsEntry EntryOf(const PendingCheckpoint& p, const char* status, const std::vector<CheckpointTask>& tasks) {
   CheckpointStatsEntry e;
   e.id = p.id();
   e.status = status;
@@ -31,6 +33,34 @@ CheckpointStatsEntry EntryOf(const PendingCheckpoint& p, const char* status) {
   e.trigger_timestamp = p.trigger_ms();
   e.num_subtasks = p.num_tasks();
   e.num_acknowledged_subtasks = p.num_acknowledged();
+  bool unaligned = false;
+  for (int t = 0; t < p.num_tasks() && t < static_cast<int>(tasks.size()); ++t) {
+    if (e.tasks.empty() || e.tasks.back().vertex != tasks[t].vertex) {
+      e.tasks.emplace_back();
+      e.tasks.back().vertex = tasks[t].vertex;
+    }
+    auto& v = e.tasks.back();
+    CheckpointStatsEntry::SubtaskStats sub = p.task_stats()[t];
+    sub.index = tasks[t].subtask;
+    ++v.num_subtasks;
+    if (p.HasAcknowledged(t)) {
+      ++v.num_acknowledged_subtasks;
+      v.latest_ack_timestamp = std::max(v.latest_ack_timestamp, sub.ack_timestamp);
+      v.state_size += sub.state_size;
+      v.checkpointed_size += sub.checkpointed_size;
+      v.processed_data += sub.metrics.processed_bytes;
+      v.persisted_data += sub.metrics.persisted_bytes;
+      unaligned = unaligned || sub.metrics.unaligned;
+    } else {
+      sub.ack_timestamp = -1;
+    }
+    v.subtasks.push_back(sub);
+  }
+  for (const auto& v : e.tasks) {
+    e.persisted_data += v.persisted_data;
+    e.processed_data += v.processed_data;
+  }
+  if (unaligned && p.kind() == CheckpointKind::kCheckpoint) e.checkpoint_type = "UNALIGNED_CHECKPOINT";
   return e;
 }
 
@@ -267,13 +297,14 @@ void CheckpointCoordinator::MaybeCompleteLocked(int64_t id) {
 }
 
 void CheckpointCoordinator::Acknowledge(int attempt, int task, int subtask, int64_t id,
-                                        std::vector<std::pair<std::string, OperatorSubtaskState>> states) {
+                                        std::vector<std::pair<std::string, OperatorSubtaskState>> states,
+                                        const CheckpointMetrics& metrics) {
   std::vector<std::function<void()>> after;
   {
     std::lock_guard lock(mu_);
     auto it = pending_.find(id);
     if (it != pending_.end() && it->second->attempt() == attempt) {
-      if (it->second->Acknowledge(task, subtask, std::move(states))) MaybeCompleteLocked(id);
+      if (it->second->Acknowledge(task, subtask, std::move(states), metrics)) MaybeCompleteLocked(id);
       return;
     }
     // Too late (the checkpoint failed, or belongs to another attempt): what the task
@@ -342,7 +373,7 @@ void CheckpointCoordinator::FailLocked(PendingPtr p, CheckpointFailureReason rea
                                        std::vector<std::function<void()>>* after) {
   const int64_t id = p->id();
   const int attempt = p->attempt();
-  CheckpointStatsEntry e = EntryOf(*p, "FAILED");
+  CheckpointStatsEntry e = EntryOf(*p, "FAILED", tasks_);
   e.failure_timestamp = NowMillis();
   e.failure_message = message;
   e.end_to_end_duration = e.failure_timestamp - p->trigger_ms();
@@ -470,7 +501,7 @@ void CheckpointCoordinator::Finalize(PendingPtr pending) {
       std::vector<int64_t> dropped;
       discard = store_.Add(snapshot, &dropped);
       for (int64_t id : dropped) stats_.MarkDiscarded(id);
-      CheckpointStatsEntry e = EntryOf(*pending, "COMPLETED");
+      CheckpointStatsEntry e = EntryOf(*pending, "COMPLETED", tasks_);
       e.latest_ack_timestamp = NowMillis();
       e.state_size = static_cast<int64_t>(snapshot->StateSize());
       e.checkpointed_size = static_cast<int64_t>(snapshot->CheckpointedSize());
@@ -512,7 +543,7 @@ void CheckpointCoordinator::FinalizeSavepoint(PendingPtr pending) {
                  "the job failed over while savepoint " + std::to_string(snapshot.id) + " was written", &after);
     } else {
       storage_->Forget(snapshot.id);
-      CheckpointStatsEntry e = EntryOf(*pending, "COMPLETED");
+      CheckpointStatsEntry e = EntryOf(*pending, "COMPLETED", tasks_);
       e.latest_ack_timestamp = NowMillis();
       e.state_size = static_cast<int64_t>(snapshot.StateSize());
       e.checkpointed_size = static_cast<int64_t>(snapshot.CheckpointedSize());
@@ -591,7 +622,7 @@ CheckpointingStats CheckpointCoordinator::Stats() {
   std::vector<CheckpointStatsEntry> in_progress;
   const int64_t now = NowMillis();
   for (const auto& [id, p] : pending_) {
-    CheckpointStatsEntry e = EntryOf(*p, "IN_PROGRESS");
+    CheckpointStatsEntry e = EntryOf(*p, "IN_PROGRESS", tasks_);
     e.end_to_end_duration = now - p->trigger_ms();
     in_progress.push_back(std::move(e));
   }

@@ -111,7 +111,8 @@ class CheckpointCoordinator {
 
   // From task threads; answers of another attempt are ignored.
   void Acknowledge(int attempt, int task, int subtask, int64_t id,
-                   std::vector<std::pair<std::string, OperatorSubtaskState>> states);
+                   std::vector<std::pair<std::string, OperatorSubtaskState>> states,
+                   const CheckpointMetrics& metrics = {});
   void Decline(int attempt, int task, int64_t id, CheckpointFailureReason reason, const std::string& message);
   // Task `task` ended normally: with its operators finished it is recorded as finished
   // in every checkpoint; stopped (stop-with-savepoint) it fails the pending ones.

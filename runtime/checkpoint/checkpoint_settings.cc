@@ -58,13 +58,25 @@ Result<CheckpointSettings> CheckpointSettings::FromConfig(const Configuration& c
   if (!s.savepoint_dir.empty()) WEIR_RETURN_IF_ERROR(OpenFileSystem(s.savepoint_dir, config).status());
   WEIR_ASSIGN_OR_RETURN(auto unaligned, config.GetBool(options::kCheckpointingUnaligned));
   s.unaligned = unaligned.value_or(false);
-  if (s.unaligned) {
+  // Flink's rules: unaligned checkpoints persist in-flight data to stay exactly-once,
+  // and one at a time (their captures of in-flight data cannot overlap).
+  if (s.unaligned && !s.exactly_once) {
     return Status::InvalidArgument("unaligned checkpoints ('" + options::kCheckpointingUnaligned.key +
-                                   "') are not supported by this weir yet")
-        .WithHint("use aligned exactly-once checkpoints (the default)");
+                                   "') are only supported with the EXACTLY_ONCE checkpointing mode")
+        .WithHint("remove -D " + options::kCheckpointingMode.key + "=AT_LEAST_ONCE, or turn unaligned checkpoints off");
+  }
+  if (s.unaligned && s.max_concurrent > 1) {
+    return Status::InvalidArgument("unaligned checkpoints ('" + options::kCheckpointingUnaligned.key +
+                                   "') are only supported with '" + options::kCheckpointingMaxConcurrent.key +
+                                   "' 1, not " + std::to_string(s.max_concurrent))
+        .WithHint("set -D " + options::kCheckpointingMaxConcurrent.key + "=1");
   }
   WEIR_ASSIGN_OR_RETURN(auto aligned_timeout, config.GetDuration(options::kCheckpointingAlignedTimeout));
   if (aligned_timeout) s.aligned_timeout = *aligned_timeout;
+  if (s.aligned_timeout.count() < 0) {
+    return Status::InvalidArgument("invalid value for '" + options::kCheckpointingAlignedTimeout.key +
+                                   "': must not be negative");
+  }
   WEIR_ASSIGN_OR_RETURN(auto after_finish, config.GetBool(options::kCheckpointingAfterTasksFinish));
   if (after_finish && !*after_finish) {
     return Status::InvalidArgument("'" + options::kCheckpointingAfterTasksFinish.key +

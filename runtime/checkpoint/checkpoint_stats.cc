@@ -17,7 +17,8 @@ void CheckpointStatsTracker::ReportCompleted(const CheckpointStatsEntry& entry) 
     return;
   }
   latest_completed_ = entry;
-  samples_.push_back({entry.state_size, entry.checkpointed_size, entry.end_to_end_duration, entry.persisted_data});
+  samples_.push_back(
+      {entry.state_size, entry.checkpointed_size, entry.end_to_end_duration, entry.persisted_data, entry.processed_data});
   if (samples_.size() > kMaxSamples) samples_.pop_front();
 }
 

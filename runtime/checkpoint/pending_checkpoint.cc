@@ -7,7 +7,7 @@ namespace weir::runtime {
 PendingCheckpoint::PendingCheckpoint(const JobId& job, int64_t id, CheckpointKind kind, int attempt, int num_tasks,
                                      const std::map<std::string, std::pair<int, int>>& operators)
     : id_(id), kind_(kind), attempt_(attempt), trigger_ms_(NowMillis()), trigger_nanos_(MonotonicNanos()),
-      acked_(num_tasks, false), snapshot_(std::make_shared<CompletedSnapshot>()) {
+      acked_(num_tasks, false), task_stats_(num_tasks), snapshot_(std::make_shared<CompletedSnapshot>()) {
   snapshot_->job_id = job;
   snapshot_->id = id;
   snapshot_->timestamp = trigger_ms_;
@@ -22,8 +22,17 @@ PendingCheckpoint::PendingCheckpoint(const JobId& job, int64_t id, CheckpointKin
 }
 
 bool PendingCheckpoint::Acknowledge(int task, int subtask,
-                                    std::vector<std::pair<std::string, OperatorSubtaskState>> states) {
+                                    std::vector<std::pair<std::string, OperatorSubtaskState>> states,
+                                    const CheckpointMetrics& metrics) {
   if (task < 0 || task >= num_tasks() || acked_[task]) return false;
+  auto& stats = task_stats_[task];
+  stats.index = subtask;
+  stats.ack_timestamp = NowMillis();
+  stats.metrics = metrics;
+  for (const auto& [uid, snap] : states) {
+    stats.state_size += static_cast<int64_t>(snap.StateSize());
+    stats.checkpointed_size += static_cast<int64_t>(snap.CheckpointedSize());
+  }
   for (auto& [uid, snap] : states) {
     auto op = snapshot_->operators.find(uid);
     if (op == snapshot_->operators.end() || subtask >= static_cast<int>(op->second.subtasks.size())) continue;
@@ -36,6 +45,8 @@ bool PendingCheckpoint::Acknowledge(int task, int subtask,
 
 bool PendingCheckpoint::AcknowledgeFinished(int task, const CheckpointTask& info) {
   if (task < 0 || task >= num_tasks() || acked_[task]) return false;
+  task_stats_[task].index = info.subtask;
+  task_stats_[task].ack_timestamp = NowMillis();
   for (const auto& uid : info.uids) {
     auto op = snapshot_->operators.find(uid);
     if (op == snapshot_->operators.end() || info.subtask >= static_cast<int>(op->second.subtasks.size())) continue;

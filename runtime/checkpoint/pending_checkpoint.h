@@ -14,6 +14,7 @@
 
 #include "lib/format/snapshot_io.h"
 #include "runtime/core/buffer.h"
+#include "runtime/status/job_status.h"
 
 namespace weir::runtime {
 
@@ -22,6 +23,7 @@ namespace weir::runtime {
 struct CheckpointTask {
   int subtask = 0;
   std::vector<std::string> uids;
+  VertexId vertex;  // its job vertex, for the statistics
 };
 
 class PendingCheckpoint {
@@ -46,7 +48,8 @@ class PendingCheckpoint {
   const std::shared_ptr<CompletedSnapshot>& snapshot() const { return snapshot_; }
 
   // Records task `task`'s answer; false when it had answered already.
-  bool Acknowledge(int task, int subtask, std::vector<std::pair<std::string, OperatorSubtaskState>> states);
+  bool Acknowledge(int task, int subtask, std::vector<std::pair<std::string, OperatorSubtaskState>> states,
+                   const CheckpointMetrics& metrics = {});
   bool AcknowledgeFinished(int task, const CheckpointTask& info);
 
   // Flink's rule (FLIP-147, FLINK-21080): an operator with union list state may not
@@ -57,6 +60,9 @@ class PendingCheckpoint {
   // together once every subtask has. Union lists empty in every subtask do not count.
   // The message naming the operator, if any.
   std::optional<std::string> CheckPartlyFinishedUnionState() const;
+
+  // Per task (index = task): what it acknowledged, for the statistics.
+  const std::vector<CheckpointStatsEntry::SubtaskStats>& task_stats() const { return task_stats_; }
 
   // Savepoints.
   std::string savepoint_dir;  // the savepoint-<..> directory to write
@@ -72,6 +78,7 @@ class PendingCheckpoint {
   int64_t trigger_ms_;
   int64_t trigger_nanos_;
   std::vector<bool> acked_;
+  std::vector<CheckpointStatsEntry::SubtaskStats> task_stats_;
   int num_acked_ = 0;
   std::shared_ptr<CompletedSnapshot> snapshot_;
 };

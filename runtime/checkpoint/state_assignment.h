@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "lib/api/channel_io.h"
 #include "lib/format/snapshot_io.h"
 
 namespace weir::runtime {
@@ -23,5 +24,18 @@ Result<std::vector<OperatorStateSnapshot>> ReadOperatorStates(const CompletedSna
 // a fully finished operator gives RestoredState::finished and no state.
 RestoredState AssignState(const CompletedSnapshot::Operator& op, const std::vector<OperatorStateSnapshot>& operator_states,
                           int parallelism, int max_parallelism, int subtask);
+
+// The in-flight data (channel state of an unaligned checkpoint) subtask `subtask` of a
+// task at `parallelism` replays, from `op`, the head operator of the task, whose input
+// edge has `input`: at the same parallelism its own; else on a hash edge every old
+// subtask's, filtered to its key groups; on other edges that of the old subtasks i
+// with i mod parallelism = subtask. Sets r->channel_state and r->filter_channel_state.
+void AssignChannelState(const CompletedSnapshot::Operator& op, int parallelism, int subtask, ShipStrategy input,
+                        RestoredState* r);
+
+// FailedPrecondition when in-flight data of `op` cannot be given to `parallelism`
+// subtasks: a broadcast edge rescaled (each old subtask's copy is its own), naming
+// the operator and the way out.
+Status CheckChannelStateRescalable(const CompletedSnapshot::Operator& op, int parallelism, ShipStrategy input);
 
 }  // namespace weir::runtime

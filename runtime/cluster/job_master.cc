@@ -96,7 +96,9 @@ Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph
     std::vector<std::string> unmatched;
     for (const auto& [uid, op] : loaded.operators) {
       bool has_state = false;
-      for (const auto& s : op.subtasks) has_state = has_state || !s.keyed.empty() || s.operator_state.has_value();
+      for (const auto& s : op.subtasks) {
+        has_state = has_state || !s.keyed.empty() || s.operator_state.has_value() || s.channel_state.has_value();
+      }
       if (!uids.count(uid) && has_state) unmatched.push_back("'" + uid + "'");
     }
     if (!unmatched.empty() && !restore.allow_non_restored_state) {
@@ -125,6 +127,13 @@ Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph
                                        " of its restored state")
             .WithHint("choose -p " + std::to_string(vertex.max_parallelism) + " or less");
       }
+    }
+    // In-flight data of an unaligned checkpoint on a broadcast edge keeps its parallelism.
+    for (const auto& vertex : plan.vertices) {
+      auto it = loaded.operators.find(plan.node_uids[vertex.chain[0]]);
+      if (it == loaded.operators.end() || vertex.inputs.empty()) continue;
+      WEIR_RETURN_IF_ERROR(
+          CheckChannelStateRescalable(it->second, vertex.parallelism, plan.edges[vertex.inputs[0]].strategy));
     }
     // FLIP-147: an operator that had finished everywhere is started finished; nothing
     // that still runs may feed it.
@@ -176,7 +185,7 @@ JobMaster::JobMaster(JobId id, StreamGraph graph, ExecutionPlan plan, JobSetting
       parallelism[plan_.node_uids[node]] = {v.parallelism, v.max_parallelism};
       uids.push_back(plan_.node_uids[node]);
     }
-    for (int s = 0; s < v.parallelism; ++s) tasks.push_back({s, uids});
+    for (int s = 0; s < v.parallelism; ++s) tasks.push_back({s, uids, v.id});
   }
   CheckpointHooks hooks;
   hooks.trigger = [this](const CheckpointBarrier& b, int attempt) { return TriggerCheckpoint(b, attempt); };
@@ -297,7 +306,13 @@ void JobMaster::Deploy(const RestorePoint* restore_from) {
       channels += edge.strategy == ShipStrategy::kForward ? 1 : plan_.vertices[edge.source_vertex].parallelism;
     }
     for (int s = 0; s < vertex.parallelism; ++s) {
-      attempt->gates.push_back(std::make_unique<InputGate>(channels, settings_.channel_capacity));
+      // A task may push past a full channel what one input buffer makes (the overdraft)
+      // and then waits, serving its mailbox, until the channel has room.
+      attempt->gates.push_back(
+          std::make_unique<InputGate>(channels, settings_.channel_capacity, 2 * settings_.channel_capacity));
+      if (checkpoint_settings_.unaligned && checkpoint_settings_.aligned_timeout.count() > 0) {
+        attempt->gates.back()->EnableBarrierNotices();
+      }
     }
   }
   // first_task[v] = sum of parallelism of earlier vertices.
@@ -324,6 +339,8 @@ void JobMaster::Deploy(const RestorePoint* restore_from) {
       spec.checkpointing_enabled = checkpoint_settings_.enabled;
       spec.checkpoint_interval_ms = checkpoint_settings_.interval.count();
       spec.exactly_once = checkpoint_settings_.exactly_once;
+      spec.unaligned = checkpoint_settings_.unaligned;
+      spec.aligned_timeout_ms = checkpoint_settings_.aligned_timeout.count();
       spec.state_backend = checkpoint_settings_.state_backend;
       spec.incremental = checkpoint_settings_.incremental;
       spec.config = &config_;
@@ -337,6 +354,10 @@ void JobMaster::Deploy(const RestorePoint* restore_from) {
           if (op == restore_from->snapshot->operators.end()) continue;
           spec.restored[uid] = AssignState(op->second, restore_from->operator_states.at(uid), vertex.parallelism,
                                            vertex.max_parallelism, s);
+          if (node == vertex.chain[0] && !vertex.inputs.empty()) {
+            AssignChannelState(op->second, vertex.parallelism, s, plan_.edges[vertex.inputs[0]].strategy,
+                               &spec.restored[uid]);
+          }
         }
       }
       for (int e : vertex.outputs) {
@@ -354,6 +375,8 @@ void JobMaster::Deploy(const RestorePoint* restore_from) {
             out.channels.push_back({attempt->gates[attempt->first_task[edge.target_vertex] + t].get(), offset + s});
           }
         }
+        InputGate* own = attempt->gates[attempt->first_task[v] + s].get();
+        for (const auto& c : out.channels) c.gate->SetProducer(c.channel, own);
         spec.outputs.push_back(std::move(out));
       }
       InputGate* gate = attempt->gates[attempt->first_task[v] + s].get();
@@ -553,8 +576,10 @@ void JobMaster::OnTaskCanceled(Task& task) {
 }
 
 void JobMaster::OnCheckpointAcknowledged(Task& task, int64_t checkpoint_id,
-                                         std::vector<std::pair<std::string, OperatorSubtaskState>> states) {
-  coordinator_->Acknowledge(task.attempt(), TaskIndex(task), task.subtask(), checkpoint_id, std::move(states));
+                                         std::vector<std::pair<std::string, OperatorSubtaskState>> states,
+                                         const CheckpointMetrics& metrics) {
+  coordinator_->Acknowledge(task.attempt(), TaskIndex(task), task.subtask(), checkpoint_id, std::move(states),
+                            metrics);
 }
 
 void JobMaster::OnCheckpointDeclined(Task& task, int64_t checkpoint_id, CheckpointFailureReason reason,

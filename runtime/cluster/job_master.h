@@ -95,7 +95,8 @@ class JobMaster : public TaskListener {
   void OnTaskFailed(Task& task, const std::string& exception_name, const std::string& message) override;
   void OnTaskCanceled(Task& task) override;
   void OnCheckpointAcknowledged(Task& task, int64_t checkpoint_id,
-                                std::vector<std::pair<std::string, OperatorSubtaskState>> states) override;
+                                std::vector<std::pair<std::string, OperatorSubtaskState>> states,
+                                const CheckpointMetrics& metrics) override;
   void OnCheckpointDeclined(Task& task, int64_t checkpoint_id, CheckpointFailureReason reason,
                             const std::string& message) override;
   void OnEndOfData(Task& task) override;

@@ -1,8 +1,9 @@
 #pragma once
 // What travels through a channel: data buffers (many serialized records) and
-// events between them. Events keep their place among the data (a barrier never
-// overtakes the records before it), except unaligned barriers, which the gate may
-// put at the front of a channel (see InputGate::PushPriorityEvent).
+// events between them. Events keep their place among the data: a barrier never
+// overtakes the records before it in the queue. An unaligned barrier overtakes them
+// logically instead: the consuming gate tells its task of it at once, and the task
+// persists the data queued before it (see InputGate::StartCapture).
 
 #include <cstdint>
 #include <vector>
@@ -19,6 +20,8 @@ struct CheckpointBarrier {
   int64_t id = 0;
   int64_t timestamp = 0;
   CheckpointKind kind = CheckpointKind::kCheckpoint;
+  // Unaligned: its task persists the in-flight data it overtakes (exactly-once
+  // checkpoints only, never savepoints).
   bool unaligned = false;
   // Savepoints: in the state backend's native format (else the canonical one).
   bool native_format = false;
@@ -34,6 +37,7 @@ struct Buffer {
     kEndOfPartition,  // the producing subtask has finished; nothing follows
     kWatermark,       // event time: no record with a timestamp <= `watermark` follows
     kIdleness,        // the producer's output became idle (`idle`) or active again
+    kHandledBarrier,  // a barrier its task has handled already (unaligned): dropped
   };
   Kind kind = Kind::kData;
   std::vector<uint8_t> data;

@@ -6,12 +6,13 @@
 
 namespace weir::runtime {
 
-InputGate::InputGate(int num_channels, int capacity) : channels_(num_channels), capacity_(capacity) {}
+InputGate::InputGate(int num_channels, int capacity, int overdraft)
+    : channels_(num_channels), capacity_(capacity), limit_(capacity + overdraft) {}
 
 bool InputGate::PushData(int channel, std::vector<uint8_t>&& bytes, int64_t* blocked_nanos) {
   std::unique_lock lock(mu_);
   Channel& ch = channels_[channel];
-  auto has_room = [&] { return ch.data_count < capacity_ || cancelled_.load(); };
+  auto has_room = [&] { return ch.data_count.load(std::memory_order_relaxed) < limit_ || cancelled_.load(); };
   if (!has_room()) {
     // Backpressure: the clock is read only when the producer has to wait.
     const int64_t start = MonotonicNanos();
@@ -19,8 +20,9 @@ bool InputGate::PushData(int channel, std::vector<uint8_t>&& bytes, int64_t* blo
     if (blocked_nanos) *blocked_nanos += MonotonicNanos() - start;
   }
   if (cancelled_.load()) return false;
+  if (ch.capturing) ch.captured.push_back(bytes);  // in flight for an unaligned checkpoint
   ch.queue.push_back(Buffer::Data(std::move(bytes)));
-  ++ch.data_count;
+  ch.data_count.fetch_add(1, std::memory_order_release);
   lock.unlock();
   consumer_cv_.notify_one();
   return true;
@@ -29,15 +31,40 @@ bool InputGate::PushData(int channel, std::vector<uint8_t>&& bytes, int64_t* blo
 void InputGate::PushEvent(int channel, Buffer&& event) {
   {
     std::lock_guard lock(mu_);
-    channels_[channel].queue.push_back(std::move(event));
+    Channel& ch = channels_[channel];
+    const bool is_barrier = event.kind == Buffer::Kind::kBarrier;
+    if (ch.capturing) {
+      const bool ends_capture = (is_barrier && event.barrier.id >= capture_id_) ||
+                                (event.kind == Buffer::Kind::kCancelBarrier && event.barrier.id >= capture_id_) ||
+                                event.kind == Buffer::Kind::kEndOfPartition;
+      if (ends_capture) {
+        // The barrier of the checkpoint being captured is handled already.
+        if (is_barrier && event.barrier.id == capture_id_) event.kind = Buffer::Kind::kHandledBarrier;
+        CompleteCaptureLocked(ch);
+      }
+    }
+    if (event.kind == Buffer::Kind::kBarrier && event.barrier.kind == CheckpointKind::kCheckpoint &&
+        (event.barrier.unaligned || notify_all_barriers_)) {
+      Next notice{Next::Kind::kNotice};
+      notice.channel = channel;
+      notice.buffer = event.EventCopy();
+      notices_.push_back(std::move(notice));
+      mail_count_.fetch_add(1, std::memory_order_release);
+    }
+    ch.queue.push_back(std::move(event));
   }
   consumer_cv_.notify_one();
 }
 
-void InputGate::PushPriorityEvent(int channel, Buffer&& event) {
+void InputGate::SetProducer(int channel, InputGate* producer) {
+  std::lock_guard lock(mu_);
+  channels_[channel].producer = producer;
+}
+
+void InputGate::WakeForOutput() {
   {
     std::lock_guard lock(mu_);
-    channels_[channel].queue.push_front(std::move(event));
+    output_available_ = true;
   }
   consumer_cv_.notify_one();
 }
@@ -81,6 +108,7 @@ void InputGate::Close() {
     std::lock_guard lock(mu_);
     closed_ = true;
     dropped.swap(mail_);
+    notices_.clear();
     mail_count_.store(0, std::memory_order_release);
   }
   // `dropped` is destroyed unlocked: a mail's captures may run destructors.
@@ -96,7 +124,7 @@ bool InputGate::TakeMail(Mail* mail) {
   return true;
 }
 
-InputGate::Next InputGate::Take(const std::function<void()>& on_idle, int64_t deadline_nanos) {
+InputGate::Next InputGate::Take(const std::function<void()>& on_idle, int64_t deadline_nanos, bool take_buffers) {
   std::unique_lock lock(mu_);
   bool idle_ran = false;
   while (true) {
@@ -107,23 +135,41 @@ InputGate::Next InputGate::Take(const std::function<void()>& on_idle, int64_t de
       return n;
     }
     if (cancelled_.load()) return Next{Next::Kind::kCancelled};
+    if (!notices_.empty()) {
+      Next n = std::move(notices_.front());
+      notices_.pop_front();
+      mail_count_.fetch_sub(1, std::memory_order_release);
+      return n;
+    }
     const int n = static_cast<int>(channels_.size());
     bool any_open = false;
-    for (int k = 0; k < n; ++k) {
+    if (!take_buffers) {
+      if (output_available_) {
+        output_available_ = false;
+        return Next{Next::Kind::kOutputAvailable};
+      }
+      any_open = true;  // input is not looked at
+    }
+    for (int k = 0; take_buffers && k < n; ++k) {
       int c = (next_channel_ + k) % n;
       Channel& ch = channels_[c];
       if (!ch.ended) any_open = true;
+      while (!ch.queue.empty() && ch.queue.front().kind == Buffer::Kind::kHandledBarrier) ch.queue.pop_front();
       if (ch.blocked || ch.queue.empty()) continue;
       Next next{Next::Kind::kBuffer};
       next.channel = c;
       next.buffer = std::move(ch.queue.front());
       ch.queue.pop_front();
-      if (next.buffer.is_data()) {
-        --ch.data_count;
-        lock.unlock();
-        producer_cv_.notify_all();
-      }
       next_channel_ = (c + 1) % n;
+      if (next.buffer.is_data()) {
+        // Room again: a push waiting at the limit goes on; a producer waiting for
+        // availability is woken when the channel stops being full.
+        const int before = ch.data_count.fetch_sub(1, std::memory_order_release);
+        InputGate* producer = before == capacity_ ? ch.producer : nullptr;
+        lock.unlock();
+        if (before >= limit_) producer_cv_.notify_all();
+        if (producer) producer->WakeForOutput();
+      }
       return next;
     }
     if (n > 0 && !any_open) return Next{Next::Kind::kEndOfInput};
@@ -141,7 +187,7 @@ InputGate::Next InputGate::Take(const std::function<void()>& on_idle, int64_t de
       consumer_cv_.wait_for(lock, std::chrono::nanoseconds(wait));
       const int64_t now = MonotonicNanos();
       idle_nanos_.fetch_add(now - idle_start, std::memory_order_relaxed);
-      if (now >= deadline_nanos && mail_.empty()) return Next{Next::Kind::kTimeout};
+      if (now >= deadline_nanos && mail_.empty() && notices_.empty()) return Next{Next::Kind::kTimeout};
     } else {
       consumer_cv_.wait(lock);
       idle_nanos_.fetch_add(MonotonicNanos() - idle_start, std::memory_order_relaxed);
@@ -190,15 +236,71 @@ int InputGate::OpenChannels() {
   return open;
 }
 
-std::vector<std::vector<uint8_t>> InputGate::PeekQueuedData(int channel) {
-  std::lock_guard lock(mu_);
-  std::vector<std::vector<uint8_t>> out;
-  for (const auto& b : channels_[channel].queue) {
-    if (!b.is_data()) break;
-    out.push_back(b.data);
+void InputGate::StartCapture(int64_t id, const std::set<int>& delivered, Mail on_complete) {
+  {
+    std::lock_guard lock(mu_);
+    capture_id_ = id;
+    capture_open_ = 0;
+    capture_done_ = std::move(on_complete);
+    for (int c = 0; c < static_cast<int>(channels_.size()); ++c) {
+      Channel& ch = channels_[c];
+      ch.captured.clear();
+      ch.capturing = false;
+      if (delivered.count(c) || ch.ended) continue;
+      bool complete = false;
+      for (Buffer& b : ch.queue) {
+        if (b.is_data()) {
+          ch.captured.push_back(b.data);
+        } else if ((b.kind == Buffer::Kind::kBarrier || b.kind == Buffer::Kind::kCancelBarrier) &&
+                   b.barrier.id >= id) {
+          if (b.kind == Buffer::Kind::kBarrier && b.barrier.id == id) b.kind = Buffer::Kind::kHandledBarrier;
+          complete = true;
+          break;
+        } else if (b.kind == Buffer::Kind::kEndOfPartition) {
+          complete = true;
+          break;
+        }
+      }
+      if (!complete) {
+        ch.capturing = true;
+        ++capture_open_;
+      }
+    }
+    if (capture_open_ == 0) {
+      mail_.push_back(std::move(capture_done_));
+      mail_count_.fetch_add(1, std::memory_order_release);
+      capture_done_ = nullptr;
+    }
   }
+  consumer_cv_.notify_one();
+}
+
+// Requires mu_.
+void InputGate::CompleteCaptureLocked(Channel& ch) {
+  ch.capturing = false;
+  if (--capture_open_ > 0 || !capture_done_) return;
+  if (!closed_) {
+    mail_.push_back(std::move(capture_done_));
+    mail_count_.fetch_add(1, std::memory_order_release);
+  }
+  capture_done_ = nullptr;
+}
+
+std::vector<std::vector<std::vector<uint8_t>>> InputGate::TakeCapture() {
+  std::lock_guard lock(mu_);
+  std::vector<std::vector<std::vector<uint8_t>>> out(channels_.size());
+  for (size_t c = 0; c < channels_.size(); ++c) {
+    out[c] = std::move(channels_[c].captured);
+    channels_[c].captured.clear();
+    channels_[c].capturing = false;
+  }
+  capture_id_ = -1;
+  capture_open_ = 0;
+  capture_done_ = nullptr;
   return out;
 }
+
+void InputGate::AbortCapture() { TakeCapture(); }
 
 void InputGate::Cancel() {
   cancelled_.store(true);

@@ -3,21 +3,31 @@
 // upstream subtask and input edge) and its mailbox of control actions, under one
 // lock, so the task thread waits in one place for whichever comes first.
 //
-// Backpressure: a channel holds at most `capacity` data buffers; a producer
-// pushing into a full channel blocks until the consumer takes one (or the gate is
-// cancelled). Events never block.
+// Backpressure is availability-based, as in Flink's mailbox model: a channel holding
+// `capacity` data buffers or more is full, and its producer takes no more input until
+// the consumer makes room (the producer keeps serving its mailbox meanwhile: barriers,
+// notifications, timers). A producer may push past `capacity` the output of what it is
+// processing, up to `capacity + overdraft` buffers; only there does a push block
+// (overdraft 0: every push into a full channel blocks). Events never block.
 //
 // Alignment: the task may block a channel (BlockChannel); the gate then hands out
 // nothing from it until UnblockAll, and its buffers stay queued in order.
 //
+// Unaligned checkpoints: a checkpoint barrier pushed with `unaligned` set (and, with
+// EnableBarrierNotices, every checkpoint barrier) is also reported to the consumer at
+// once as a notice, ahead of the data queued before it. The consumer then captures
+// the in-flight data of the checkpoint: StartCapture.
+//
 // Thread-safe. Producers are other tasks' threads; the consumer is the owning
 // task's thread; mail may come from any thread.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "runtime/core/buffer.h"
@@ -28,36 +38,60 @@ class InputGate {
  public:
   using Mail = std::function<void()>;
 
-  InputGate(int num_channels, int capacity);
+  InputGate(int num_channels, int capacity, int overdraft = 0);
 
   int num_channels() const { return static_cast<int>(channels_.size()); }
 
   // Producer side. Returns false when the gate was cancelled (the buffer is dropped).
-  // When the channel was full, adds the time spent waiting to `*blocked_nanos` (the
-  // producer's backpressure; optional).
+  // Blocks only when the channel holds capacity + overdraft buffers; adds the time
+  // spent waiting to `*blocked_nanos` (the producer's backpressure; optional).
   bool PushData(int channel, std::vector<uint8_t>&& bytes, int64_t* blocked_nanos = nullptr);
   void PushEvent(int channel, Buffer&& event);
-  // Puts an event at the front of the channel, before its queued data (unaligned
-  // barriers overtake in-flight buffers).
-  void PushPriorityEvent(int channel, Buffer&& event);
   // An empty byte vector with capacity, recycled from consumed buffers when possible.
   std::vector<uint8_t> TakeEmptyBuffer(int channel, size_t capacity);
+  // Whether `channel` has room: its producer may process more input (lock-free).
+  bool HasRoom(int channel) const {
+    return channels_[channel].data_count.load(std::memory_order_acquire) < capacity_;
+  }
+  // The gate of the task producing into `channel`: it is woken (WakeForOutput) when the
+  // channel stops being full.
+  void SetProducer(int channel, InputGate* producer);
+  // Wakes the owning task when it waits for room in its output (Take with
+  // `take_buffers` false).
+  void WakeForOutput();
 
   // Mailbox. Returns false (and drops the mail) once the gate is closed: the task has
   // ended, so nothing would ever run it.
   bool PutMail(Mail mail);
+  // Whether mail or a notice waits (read without the lock).
   bool HasMail() const { return mail_count_.load(std::memory_order_acquire) > 0; }
+  // Non-zero while mail or a notice waits: the task stops processing a buffer between
+  // records to serve it (RecordReaderBase::Process).
+  const std::atomic<int>* urgent() const { return &mail_count_; }
+
+  // Reports every checkpoint barrier as a notice, not only unaligned ones (the aligned
+  // checkpoint timeout runs from a barrier's arrival in the queue).
+  void EnableBarrierNotices() { notify_all_barriers_ = true; }
 
   struct Next {
-    enum class Kind { kMail, kBuffer, kEndOfInput, kCancelled, kTimeout } kind = Kind::kTimeout;
+    enum class Kind {
+      kMail,
+      kBuffer,
+      kNotice,           // `buffer` is a checkpoint barrier just pushed into `channel`
+      kOutputAvailable,  // WakeForOutput: the task may check its output again
+      kEndOfInput,
+      kCancelled,
+      kTimeout,
+    } kind = Kind::kTimeout;
     Mail mail{};
     int channel = -1;
     Buffer buffer{};
   };
-  // Blocks until mail, a buffer from an unblocked channel, the end of all channels,
-  // cancellation, or `deadline_nanos` (monotonic; <0 = none). `on_idle` runs
-  // (unlocked) once before each wait, e.g. to flush the task's outputs.
-  Next Take(const std::function<void()>& on_idle, int64_t deadline_nanos = -1);
+  // Blocks until mail, a notice, a buffer from an unblocked channel (only if
+  // `take_buffers`; else a WakeForOutput), the end of all channels, cancellation, or
+  // `deadline_nanos` (monotonic; <0 = none). `on_idle` runs (unlocked) once before
+  // each wait, e.g. to flush the task's outputs.
+  Next Take(const std::function<void()>& on_idle, int64_t deadline_nanos = -1, bool take_buffers = true);
   // Blocks until mail or cancellation (ignores the channels).
   Next WaitForMail();
   // Non-blocking: mail only.
@@ -73,9 +107,20 @@ class InputGate {
   void MarkEnded(int channel);
   // Number of channels not yet ended.
   int OpenChannels();
-  // Removes and returns the data buffers queued in `channel` before its first event
-  // (the in-flight data an unaligned checkpoint persists), keeping them queued.
-  std::vector<std::vector<uint8_t>> PeekQueuedData(int channel);
+
+  // Unaligned checkpoint `id` starts at the consumer (its operators' snapshot is being
+  // taken): for every channel not in `delivered` (those whose barrier `id` the task
+  // took already), the data queued before the channel's barrier `id` is copied (the
+  // in-flight data the checkpoint persists) and that barrier is marked handled (the
+  // task drops it); a channel whose barrier has not arrived yet keeps being copied as
+  // data is pushed into it, until its barrier `id`, an EndOfPartition or a cancel
+  // barrier arrives. Once every channel is complete, `on_complete` is posted as mail
+  // (at once when every channel is complete already). One capture at a time.
+  void StartCapture(int64_t id, const std::set<int>& delivered, Mail on_complete);
+  // The captured buffers per channel (call after `on_complete` ran); the capture ends.
+  std::vector<std::vector<std::vector<uint8_t>>> TakeCapture();
+  // Ends the capture (its checkpoint was aborted); its mail will not be posted.
+  void AbortCapture();
 
   // Nanoseconds the consumer spent waiting in Take and WaitForMail with nothing to do
   // (its idle time; read from any thread).
@@ -90,23 +135,36 @@ class InputGate {
  private:
   struct Channel {
     std::deque<Buffer> queue;
-    int data_count = 0;
+    std::atomic<int> data_count{0};  // written under mu_
     bool blocked = false;
     bool ended = false;
+    bool capturing = false;  // copies pushed data into captured
+    std::vector<std::vector<uint8_t>> captured;
     std::vector<std::vector<uint8_t>> recycled;
+    InputGate* producer = nullptr;
   };
+  // Requires mu_. Ends the capture of a channel; posts the completion mail after the last.
+  void CompleteCaptureLocked(Channel& ch);
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable consumer_cv_;
   std::condition_variable producer_cv_;
   std::vector<Channel> channels_;
   std::deque<Mail> mail_;
-  std::atomic<int> mail_count_{0};
+  std::deque<Next> notices_;
+  std::atomic<int> mail_count_{0};  // mail and notices
   int capacity_;
+  int limit_;  // capacity + overdraft: a push blocks here
   int next_channel_ = 0;  // round-robin start
   std::atomic<bool> cancelled_{false};
   std::atomic<int64_t> idle_nanos_{0};
-  bool closed_ = false;  // guarded by mu_
+  bool closed_ = false;         // guarded by mu_
+  bool output_available_ = false;  // guarded by mu_: WakeForOutput came
+  bool notify_all_barriers_ = false;
+  // The capture of an unaligned checkpoint (guarded by mu_).
+  int64_t capture_id_ = -1;
+  int capture_open_ = 0;  // channels still capturing
+  Mail capture_done_;
 };
 
 }  // namespace weir::runtime

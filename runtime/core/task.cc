@@ -58,6 +58,12 @@ class Task::Writer final : public ChannelWriter {
   void FlushAll() {
     for (int c = 0; c < num_channels(); ++c) Flush(c);
   }
+  bool HasRoom() const {
+    for (const auto& t : targets_) {
+      if (!t.gate->HasRoom(t.channel)) return false;
+    }
+    return true;
+  }
   void Broadcast(const Buffer& event) {
     FlushAll();
     for (const auto& t : targets_) {
@@ -71,6 +77,17 @@ class Task::Writer final : public ChannelWriter {
   std::vector<ChannelTarget> targets_;
   std::vector<std::vector<uint8_t>> open_;
   std::vector<int64_t> pending_records_;
+};
+
+struct Task::PendingSnapshot {
+  CheckpointBarrier barrier;
+  std::shared_ptr<std::vector<OperatorSnapshot>> operators;
+  bool input_ended = false;
+  CheckpointMetrics metrics;
+  // Unaligned: the unprocessed rest of the buffer the task was in when it snapshot,
+  // in flight ahead of what the gate captures on that channel.
+  int rest_channel = -1;
+  std::vector<uint8_t> rest;
 };
 
 struct Task::Impl {
@@ -134,6 +151,23 @@ struct Task::Impl {
   // has ended (no barrier can come any more), else their barriers come by channel.
   std::map<int64_t, CheckpointBarrier> triggered;
   std::set<int> ended_channels;       // channels whose EndOfPartition was consumed
+  // A data buffer processed in part: the task served mail between two of its records
+  // and processes the rest before it takes more input. -1: none.
+  int partial_channel = -1;
+  std::vector<uint8_t> partial;
+  size_t partial_offset = 0;
+  // Unaligned: the checkpoint whose in-flight data the gate is capturing.
+  std::unique_ptr<PendingSnapshot> capture;
+  // Aligned-checkpoint timeout: the checkpoint that switches to unaligned at
+  // `align_deadline_nanos` (monotonic) unless taken before; -1 none.
+  int64_t align_deadline_id = -1;
+  int64_t align_deadline_nanos = 0;
+  CheckpointBarrier align_deadline_barrier;
+  // Metrics of the newest checkpoint to reach the task.
+  int64_t metrics_id = -1;
+  int64_t metrics_start_nanos = 0;
+  int64_t metrics_start_bytes = 0;
+  int64_t metrics_start_delay_ms = 0;
   std::set<int> data_ended_channels;  // channels that delivered EndOfData
 
   // Lifecycle.
@@ -427,6 +461,13 @@ void Task::RunSourceLoop() {
         EndOfInput();
         break;
       }
+      if (!OutputsAvailable()) {
+        // Backpressure: emit nothing until the output has room; serve the mailbox.
+        auto next = WaitForOutput(AdvanceProcessingTime());
+        if (next.kind == InputGate::Next::Kind::kMail) next.mail();
+        if (next.kind == InputGate::Next::Kind::kCancelled) throw TaskCancelled{};
+        continue;
+      }
       int64_t wake = -1;
       SourceStatus st = impl.source->EmitNext(kSourceBatch, &wake);
       if (st == SourceStatus::kEndOfInput) {
@@ -464,9 +505,38 @@ bool Task::AwaitEnd() {
 }
 
 void Task::RunInputLoop() {
+  ReplayChannelState();
+  auto& impl = *impl_;
   while (true) {
-    int64_t wake = impl_->phase == TaskPhase::kRunning ? AdvanceProcessingTime() : -1;
-    auto next = gate_->Take([this] { FlushOutputs(); }, wake);
+    if (impl.align_deadline_id >= 0) CheckAlignmentTimeout();
+    int64_t wake = impl.phase == TaskPhase::kRunning ? AdvanceProcessingTime() : -1;
+    if (impl.align_deadline_id >= 0 && (wake < 0 || impl.align_deadline_nanos < wake)) {
+      wake = impl.align_deadline_nanos;
+    }
+    // Backpressure: no input is taken while an output channel is full.
+    const bool output_available = OutputsAvailable();
+    if (output_available && impl.partial_channel >= 0) {
+      // Serve what interrupted the buffer, then go on with its rest.
+      while (gate_->HasMail()) {
+        auto urgent = gate_->Take(nullptr, /*deadline_nanos=*/0, /*take_buffers=*/false);
+        if (urgent.kind == InputGate::Next::Kind::kMail) {
+          urgent.mail();
+        } else if (urgent.kind == InputGate::Next::Kind::kNotice) {
+          HandleBarrierNotice(urgent.buffer.barrier);
+        } else if (urgent.kind == InputGate::Next::Kind::kCancelled) {
+          throw TaskCancelled{};
+        } else {
+          break;
+        }
+      }
+      if (impl.partial_channel >= 0) {
+        std::vector<uint8_t> rest = std::move(impl.partial);
+        ProcessData(impl.partial_channel, std::move(rest), impl.partial_offset);
+      }
+      continue;
+    }
+    auto next = output_available ? gate_->Take([this] { FlushOutputs(); }, wake, impl.partial_channel < 0)
+                                 : WaitForOutput(wake);
     switch (next.kind) {
       case InputGate::Next::Kind::kMail:
         next.mail();
@@ -474,11 +544,14 @@ void Task::RunInputLoop() {
       case InputGate::Next::Kind::kBuffer:
         HandleBuffer(next.channel, next.buffer);
         break;
+      case InputGate::Next::Kind::kNotice:
+        HandleBarrierNotice(next.buffer.barrier);
+        break;
       case InputGate::Next::Kind::kEndOfInput:
         // Every channel ended (EndOfPartition). Channels end after their EndOfData
         // (operators have finished) or after a stop-with-savepoint completed
         // (operators are not finished: Flink's stop without --drain).
-        if (impl_->phase == TaskPhase::kRunning) EndOfInput();
+        if (impl.phase == TaskPhase::kRunning) EndOfInput();
         while (!AwaitEnd()) {
           // Unreachable in a consistent job: upstream ended only after the stop's
           // savepoint completed, which this task is told too. End as at end of input.
@@ -489,10 +562,63 @@ void Task::RunInputLoop() {
         return;
       case InputGate::Next::Kind::kCancelled:
         throw TaskCancelled{};
+      case InputGate::Next::Kind::kOutputAvailable:
       case InputGate::Next::Kind::kTimeout:
         break;
     }
   }
+}
+
+InputGate::Next Task::WaitForOutput(int64_t deadline_nanos) {
+  const int64_t start = MonotonicNanos();
+  backpressured_since_.store(start, std::memory_order_relaxed);
+  auto next = gate_->Take([this] { FlushOutputs(); }, deadline_nanos, /*take_buffers=*/false);
+  backpressured_since_.store(0, std::memory_order_relaxed);
+  backpressured_nanos_.fetch_add(MonotonicNanos() - start, std::memory_order_relaxed);
+  return next;
+}
+
+int64_t Task::backpressured_nanos() const {
+  const int64_t since = backpressured_since_.load(std::memory_order_relaxed);
+  return backpressured_nanos_.load(std::memory_order_relaxed) + (since > 0 ? MonotonicNanos() - since : 0);
+}
+
+bool Task::OutputsAvailable() const {
+  for (const auto& w : impl_->writers) {
+    if (!w->HasRoom()) return false;
+  }
+  return true;
+}
+
+// A restored task first processes the in-flight data of the unaligned checkpoint it
+// was restored from (at another parallelism over a hash edge, only its key groups'
+// records), before any live input: records of a key keep their order.
+void Task::ReplayChannelState() {
+  auto& impl = *impl_;
+  auto restored = spec_.restored.find(impl.uids.empty() ? std::string() : impl.uids[0]);
+  if (restored == spec_.restored.end() || restored->second.channel_state.empty()) return;
+  const auto& vertex = spec_.plan->vertices[spec_.vertex];
+  const StreamNode& head = spec_.graph->nodes[vertex.chain[0]];
+  const PlanEdge& edge = spec_.plan->edges[vertex.inputs.at(0)];
+  const bool with_timestamps = spec_.graph->nodes[head.inputs.at(0).source_node].timestamped;
+  const KeyGroupRange range = KeyGroupRangeForOperator(vertex.max_parallelism, vertex.parallelism, spec_.subtask);
+  for (const StreamHandle& handle : restored->second.channel_state) {
+    const std::string what = handle.is_inline() ? "of " + name_ : "'" + handle.path + "'";
+    auto bytes = ReadStateStream(handle);
+    if (!bytes.ok()) throw StateRestoreError("cannot restore the in-flight data of " + name_ + ": " + bytes.status().ToString());
+    auto state = DecodeChannelState(*bytes, what);
+    if (!state.ok()) throw StateRestoreError("cannot restore the in-flight data of " + name_ + ": " + state.status().ToString());
+    for (auto& [channel, buffer] : state->buffers) {
+      if (restored->second.filter_channel_state) {
+        buffer = head.in_type->FilterByKeyGroups(buffer, with_timestamps, edge.key_selector, vertex.max_parallelism,
+                                                 range);
+      }
+      bytes_in_.fetch_add(static_cast<int64_t>(buffer.size()), std::memory_order_relaxed);
+      records_in_.fetch_add(impl.reader->Process(buffer.data(), buffer.data() + buffer.size()),
+                            std::memory_order_relaxed);
+    }
+  }
+  restored->second.channel_state.clear();
 }
 
 // End of data: the operators finish head to tail (emitting what they buffered) and
@@ -516,13 +642,10 @@ void Task::EndOfInput() {
 void Task::HandleBuffer(int channel, Buffer& buffer) {
   auto& impl = *impl_;
   switch (buffer.kind) {
-    case Buffer::Kind::kData: {
+    case Buffer::Kind::kData:
       bytes_in_.fetch_add(static_cast<int64_t>(buffer.data.size()), std::memory_order_relaxed);
-      int64_t n = impl.reader->Process(buffer.data.data(), buffer.data.data() + buffer.data.size());
-      records_in_.fetch_add(n, std::memory_order_relaxed);
-      gate_->Recycle(channel, std::move(buffer.data));
+      ProcessData(channel, std::move(buffer.data), 0);
       return;
-    }
     case Buffer::Kind::kBarrier:
       HandleBarrier(channel, buffer.barrier);
       return;
@@ -554,6 +677,24 @@ void Task::HandleBuffer(int channel, Buffer& buffer) {
       CombineWatermarks();
       return;
   }
+}
+
+// Processes the records of `bytes` from `offset`; when mail interrupts it, keeps the
+// rest as the partial buffer.
+void Task::ProcessData(int channel, std::vector<uint8_t>&& bytes, size_t offset) {
+  auto& impl = *impl_;
+  const uint8_t* end = bytes.data() + bytes.size();
+  const uint8_t* stopped_at = end;
+  records_in_.fetch_add(impl.reader->Process(bytes.data() + offset, end, gate_->urgent(), &stopped_at),
+                        std::memory_order_relaxed);
+  if (stopped_at < end) {
+    impl.partial_channel = channel;
+    impl.partial_offset = static_cast<size_t>(stopped_at - bytes.data());
+    impl.partial = std::move(bytes);
+    return;
+  }
+  impl.partial_channel = -1;
+  gate_->Recycle(channel, std::move(bytes));
 }
 
 // The input watermark is the minimum over the channels that are neither idle nor
@@ -612,12 +753,26 @@ int64_t Task::AdvanceProcessingTime() {
 void Task::HandleTrigger(const CheckpointBarrier& barrier) {
   auto& impl = *impl_;
   if (barrier.id <= impl.latest_started) return;  // taken, or aborted, already
+  CheckpointBarrier b = barrier;
+  // Unaligned from the start (no aligned-checkpoint timeout): downstream tasks take it
+  // at once. Savepoints are always aligned.
+  b.unaligned = spec_.unaligned && spec_.aligned_timeout_ms == 0 && b.kind == CheckpointKind::kCheckpoint;
   if (impl.source) {
-    PerformCheckpoint(barrier);
+    NoteCheckpointStart(b);
+    PerformCheckpoint(b);
     return;
   }
-  impl.triggered[barrier.id] = barrier;
+  impl.triggered[b.id] = b;
   TakeAlignedCheckpoints();
+}
+
+void Task::NoteCheckpointStart(const CheckpointBarrier& barrier) {
+  auto& impl = *impl_;
+  if (barrier.id == impl.metrics_id) return;
+  impl.metrics_id = barrier.id;
+  impl.metrics_start_nanos = MonotonicNanos();
+  impl.metrics_start_bytes = bytes_in_.load(std::memory_order_relaxed);
+  impl.metrics_start_delay_ms = std::max<int64_t>(0, NowMillis() - barrier.timestamp);
 }
 
 void Task::TakeAlignedCheckpoints() {
@@ -653,7 +808,8 @@ void Task::TakeAlignedCheckpoints() {
 // channels have delivered it, the task snapshots, forwards the barrier and
 // unblocks (held buffers are then processed first, as they are queued first).
 // At-least-once: nothing is blocked; the snapshot is taken when the last barrier
-// of n arrives.
+// of n arrives. An unaligned barrier taken from a channel (its notice came first)
+// starts the unaligned checkpoint if nothing did.
 void Task::HandleBarrier(int channel, const CheckpointBarrier& barrier) {
   auto& impl = *impl_;
   if (barrier.id <= impl.latest_started && barrier.id != impl.aligning) {
@@ -676,7 +832,12 @@ void Task::HandleBarrier(int channel, const CheckpointBarrier& barrier) {
                                     "checkpoint " + std::to_string(aborted) + " was subsumed by " +
                                         std::to_string(barrier.id) + " during alignment");
   }
+  if (barrier.unaligned) {
+    StartUnalignedCheckpoint(barrier, channel);
+    return;
+  }
   if (impl.aligning < 0) {
+    NoteCheckpointStart(barrier);
     impl.aligning = barrier.id;
     impl.aligning_barrier = barrier;
     impl.latest_started = barrier.id;
@@ -686,10 +847,88 @@ void Task::HandleBarrier(int channel, const CheckpointBarrier& barrier) {
   TakeAlignedCheckpoints();
 }
 
+// A checkpoint barrier just arrived in a channel (it may be queued behind input). An
+// unaligned one starts the unaligned checkpoint at once; an aligned one (with an
+// aligned-checkpoint timeout) sets the time at which it switches to unaligned.
+void Task::HandleBarrierNotice(const CheckpointBarrier& barrier) {
+  auto& impl = *impl_;
+  if (!spec_.exactly_once || barrier.kind != CheckpointKind::kCheckpoint) return;
+  if (barrier.id <= impl.latest_started && barrier.id != impl.aligning) return;  // taken, aborted or capturing
+  if (barrier.unaligned) {
+    StartUnalignedCheckpoint(barrier);
+    return;
+  }
+  NoteCheckpointStart(barrier);
+  if (spec_.aligned_timeout_ms > 0 && barrier.id > impl.align_deadline_id) {
+    impl.align_deadline_id = barrier.id;
+    impl.align_deadline_barrier = barrier;
+    const int64_t remaining_ms = std::max<int64_t>(0, barrier.timestamp + spec_.aligned_timeout_ms - NowMillis());
+    impl.align_deadline_nanos = MonotonicNanos() + remaining_ms * 1000000;
+  }
+}
+
+void Task::CheckAlignmentTimeout() {
+  auto& impl = *impl_;
+  if (MonotonicNanos() < impl.align_deadline_nanos) return;
+  const CheckpointBarrier barrier = impl.align_deadline_barrier;
+  impl.align_deadline_id = -1;
+  if (barrier.id <= impl.latest_started && barrier.id != impl.aligning) return;  // taken or aborted meanwhile
+  StartUnalignedCheckpoint(barrier);
+}
+
+// Snapshots at once and sends the barrier on as unaligned; the gate captures the
+// in-flight data (channels that delivered the barrier while aligning hold none) and
+// the checkpoint is written once the capture is complete.
+void Task::StartUnalignedCheckpoint(CheckpointBarrier barrier, int delivered_channel) {
+  auto& impl = *impl_;
+  if (impl.capture && impl.capture->barrier.id < barrier.id) {
+    const int64_t older = impl.capture->barrier.id;
+    gate_->AbortCapture();
+    impl.capture.reset();
+    listener_->OnCheckpointDeclined(*this, older, CheckpointFailureReason::kSubsumed,
+                                    "checkpoint " + std::to_string(older) + " was subsumed by " +
+                                        std::to_string(barrier.id) + " while its in-flight data was captured");
+  }
+  std::set<int> delivered;
+  if (impl.aligning == barrier.id) delivered = impl.barrier_channels;
+  if (delivered_channel >= 0) delivered.insert(delivered_channel);
+  NoteCheckpointStart(barrier);
+  barrier.unaligned = true;
+  if (impl.align_deadline_id <= barrier.id) impl.align_deadline_id = -1;
+  auto pending = TakeSnapshot(barrier);  // also ends the alignment
+  if (!pending) return;
+  if (impl.partial_channel >= 0 && !delivered.count(impl.partial_channel)) {
+    pending->rest_channel = impl.partial_channel;
+    pending->rest.assign(impl.partial.begin() + static_cast<long>(impl.partial_offset), impl.partial.end());
+  }
+  const int64_t id = barrier.id;
+  impl.capture = std::move(pending);
+  gate_->StartCapture(id, delivered, [this, id] { OnCaptureComplete(id); });
+}
+
+void Task::OnCaptureComplete(int64_t checkpoint_id) {
+  auto& impl = *impl_;
+  if (!impl.capture || impl.capture->barrier.id != checkpoint_id) return;  // aborted meanwhile
+  auto captured = gate_->TakeCapture();
+  ChannelStateSnapshot channel_state;
+  for (int c = 0; c < static_cast<int>(captured.size()); ++c) {
+    if (c == impl.capture->rest_channel) {
+      impl.capture->metrics.persisted_bytes += static_cast<int64_t>(impl.capture->rest.size());
+      channel_state.buffers.emplace_back(c, std::move(impl.capture->rest));
+    }
+    for (auto& buffer : captured[c]) {
+      impl.capture->metrics.persisted_bytes += static_cast<int64_t>(buffer.size());
+      channel_state.buffers.emplace_back(c, std::move(buffer));
+    }
+  }
+  WriteSnapshot(std::move(impl.capture), std::move(channel_state));
+}
+
 void Task::HandleCancelBarrier(int channel, const CheckpointBarrier& barrier) {
   auto& impl = *impl_;
   if (barrier.id < impl.latest_started ||
-      (barrier.id == impl.latest_started && impl.aligning != barrier.id)) {
+      (barrier.id == impl.latest_started && impl.aligning != barrier.id &&
+       !(impl.capture && impl.capture->barrier.id == barrier.id))) {
     return;  // already handled
   }
   AbortAlignment(barrier.id);
@@ -697,8 +936,8 @@ void Task::HandleCancelBarrier(int channel, const CheckpointBarrier& barrier) {
   for (auto& op : impl.operators) op->NotifyCheckpointAborted(barrier.id);
 }
 
-// Checkpoint `checkpoint_id` will not complete: stop aligning for it (and older ones)
-// and ignore its barriers from now on.
+// Checkpoint `checkpoint_id` will not complete: stop aligning (or capturing) for it
+// (and older ones) and ignore its barriers from now on.
 void Task::AbortAlignment(int64_t checkpoint_id) {
   auto& impl = *impl_;
   if (impl.aligning >= 0 && impl.aligning <= checkpoint_id) {
@@ -706,6 +945,11 @@ void Task::AbortAlignment(int64_t checkpoint_id) {
     impl.barrier_channels.clear();
     gate_->UnblockAll();
   }
+  if (impl.capture && impl.capture->barrier.id <= checkpoint_id) {
+    gate_->AbortCapture();
+    impl.capture.reset();
+  }
+  if (impl.align_deadline_id <= checkpoint_id) impl.align_deadline_id = -1;
   impl.at_least_once.erase(impl.at_least_once.begin(), impl.at_least_once.upper_bound(checkpoint_id));
   impl.triggered.erase(impl.triggered.begin(), impl.triggered.upper_bound(checkpoint_id));
   impl.latest_started = std::max(impl.latest_started, checkpoint_id);
@@ -728,7 +972,22 @@ bool Task::AllInputsEnded() const {
 // pinned). The asynchronous part, writing it into the checkpoint's storage, runs on
 // the job's snapshot executor, which acknowledges (or declines) when it is done.
 void Task::PerformCheckpoint(const CheckpointBarrier& barrier) {
+  auto pending = TakeSnapshot(barrier);
+  if (pending) WriteSnapshot(std::move(pending), {});
+}
+
+std::unique_ptr<Task::PendingSnapshot> Task::TakeSnapshot(const CheckpointBarrier& barrier) {
   auto& impl = *impl_;
+  const int64_t start = MonotonicNanos();
+  auto pending = std::make_unique<PendingSnapshot>();
+  pending->barrier = barrier;
+  CheckpointMetrics& metrics = pending->metrics;
+  metrics.unaligned = barrier.unaligned;
+  if (impl.metrics_id == barrier.id) {
+    metrics.start_delay_ms = impl.metrics_start_delay_ms;
+    metrics.alignment_nanos = start - impl.metrics_start_nanos;
+    metrics.processed_bytes = bytes_in_.load(std::memory_order_relaxed) - impl.metrics_start_bytes;
+  }
   for (auto& op : impl.operators) op->PrepareSnapshotPreBarrier(barrier.id);
   BroadcastEvent(Buffer::Event(Buffer::Kind::kBarrier, barrier));
   impl.latest_started = std::max(impl.latest_started, barrier.id);
@@ -740,13 +999,13 @@ void Task::PerformCheckpoint(const CheckpointBarrier& barrier) {
   options.savepoint = barrier.kind != CheckpointKind::kCheckpoint;
   options.canonical = options.savepoint && !barrier.native_format;
   options.incremental = spec_.incremental && !options.savepoint;
-  auto snapshots = std::make_shared<std::vector<OperatorSnapshot>>();
+  pending->operators = std::make_shared<std::vector<OperatorSnapshot>>();
   try {
-    for (auto& op : impl.operators) snapshots->push_back(op->SnapshotState(options));
+    for (auto& op : impl.operators) pending->operators->push_back(op->SnapshotState(options));
   } catch (const std::exception& e) {
     listener_->OnCheckpointDeclined(*this, barrier.id, CheckpointFailureReason::kSnapshotFailed,
                                     std::string("snapshot of task ") + name_ + " failed: " + e.what());
-    return;
+    return nullptr;
   }
   if (barrier.kind == CheckpointKind::kSyncSavepoint) {
     // Stop-with-savepoint: nothing more is emitted; the task ends once the savepoint
@@ -755,18 +1014,26 @@ void Task::PerformCheckpoint(const CheckpointBarrier& barrier) {
     if (impl.phase == TaskPhase::kRunning) impl.phase = TaskPhase::kStopped;
   }
   if (impl.phase == TaskPhase::kOperatorsFinished && impl.first_after_end < 0) impl.first_after_end = barrier.id;
+  pending->input_ended = impl.phase == TaskPhase::kOperatorsFinished;
+  metrics.sync_nanos = MonotonicNanos() - start;
+  return pending;
+}
 
+void Task::WriteSnapshot(std::unique_ptr<PendingSnapshot> pending, ChannelStateSnapshot channel_state) {
+  auto& impl = *impl_;
   CheckpointStorage* storage = spec_.storage ? spec_.storage : impl.own_storage.get();
-  std::shared_ptr<SnapshotOutput> output = storage->Output(barrier.id);
-  const bool input_ended = impl.phase == TaskPhase::kOperatorsFinished;
+  std::shared_ptr<SnapshotOutput> output = storage->Output(pending->barrier.id);
   const std::string backend = spec_.state_backend;
-  const int64_t id = barrier.id;
-  auto write = [this, id, snapshots, output, input_ended, backend, uids = impl.uids] {
+  std::shared_ptr<PendingSnapshot> shared(std::move(pending));
+  auto write = [this, shared, output, backend, uids = impl.uids,
+                channel_state = std::make_shared<ChannelStateSnapshot>(std::move(channel_state))] {
+    const int64_t start = MonotonicNanos();
+    const int64_t id = shared->barrier.id;
     std::vector<std::pair<std::string, OperatorSubtaskState>> states;
-    for (size_t k = 0; k < snapshots->size(); ++k) {
-      OperatorSnapshot& snap = (*snapshots)[k];
+    for (size_t k = 0; k < shared->operators->size(); ++k) {
+      OperatorSnapshot& snap = (*shared->operators)[k];
       OperatorSubtaskState st;
-      st.input_ended = input_ended;
+      st.input_ended = shared->input_ended;
       st.backend = backend;
       Status written = Status::OK();
       if (snap.keyed) {
@@ -789,6 +1056,14 @@ void Task::PerformCheckpoint(const CheckpointBarrier& barrier) {
           written = handle.status();
         }
       }
+      if (written.ok() && k == 0 && !channel_state->buffers.empty()) {
+        auto handle = WriteStateStream(*output, StateScope::kExclusive, EncodeChannelState(*channel_state));
+        if (handle.ok()) {
+          st.channel_state = std::move(*handle);
+        } else {
+          written = handle.status();
+        }
+      }
       if (!written.ok()) {
         listener_->OnCheckpointDeclined(*this, id, CheckpointFailureReason::kIoError,
                                         "writing the state of " + name_ + " failed: " + written.ToString());
@@ -796,7 +1071,8 @@ void Task::PerformCheckpoint(const CheckpointBarrier& barrier) {
       }
       states.emplace_back(uids[k], std::move(st));
     }
-    listener_->OnCheckpointAcknowledged(*this, id, std::move(states));
+    shared->metrics.async_nanos = MonotonicNanos() - start;
+    listener_->OnCheckpointAcknowledged(*this, id, std::move(states), shared->metrics);
   };
   if (spec_.snapshot_executor) {
     spec_.snapshot_executor->Submit(std::move(write));

@@ -20,6 +20,18 @@
 // from the job: a source takes the checkpoint at once; a task with inputs takes it
 // when every input channel has delivered the barrier or has ended, so a task whose
 // upstream tasks all finished still takes part (FLIP-147).
+//
+// Unaligned checkpoints (FLIP-76): the first barrier to reach the task's gate is
+// reported at once, ahead of the queued input; the task snapshots its operators, sends
+// the barrier on (unaligned) and its gate captures the in-flight data: per channel,
+// what is queued before that channel's barrier and what arrives until it does. The
+// acknowledgement carries that data as the head operator's channel state; a restored
+// task replays it before its live input. With an aligned-checkpoint timeout, a
+// checkpoint starts aligned and switches to unaligned once the timeout, counted from
+// the checkpoint's trigger, has passed before the task aligned.
+//
+// Output is availability-based: a task takes no input (a source emits nothing) while
+// one of its output channels is full, and serves its mailbox meanwhile.
 
 #include <atomic>
 #include <limits>
@@ -77,7 +89,8 @@ class TaskListener {
   // Checkpoint acknowledgement with the state handles of the chain's operators, by uid.
   // Called from a snapshot writer thread once the state is written.
   virtual void OnCheckpointAcknowledged(Task& task, int64_t checkpoint_id,
-                                        std::vector<std::pair<std::string, OperatorSubtaskState>> states) {}
+                                        std::vector<std::pair<std::string, OperatorSubtaskState>> states,
+                                        const CheckpointMetrics& metrics) {}
   virtual void OnCheckpointDeclined(Task& task, int64_t checkpoint_id, CheckpointFailureReason reason,
                                     const std::string& message) {}
   // A source task's input ended and its operators finished (with checkpointing it
@@ -96,6 +109,8 @@ struct TaskSpec {
   bool checkpointing_enabled = false;
   int64_t checkpoint_interval_ms = 0;
   bool exactly_once = true;  // aligned barriers; false: at-least-once
+  bool unaligned = false;    // exactly-once: unaligned checkpoints
+  int64_t aligned_timeout_ms = 0;  // unaligned: start aligned, switch after this long (0: never aligned)
   // Every operator of the chain had finished in the restored snapshot: the task runs
   // no operator, sends EndOfData and EndOfPartition at once and ends.
   bool finished_on_restore = false;
@@ -158,7 +173,8 @@ class Task {
   int64_t bytes_out() const { return bytes_out_.load(std::memory_order_relaxed); }
   // Nanoseconds spent waiting for room in a full downstream channel (backpressured),
   // and waiting for input or mail with nothing to do (idle).
-  int64_t backpressured_nanos() const { return backpressured_nanos_.load(std::memory_order_relaxed); }
+  // (A wait in progress counts up to now.)
+  int64_t backpressured_nanos() const;
   int64_t idle_nanos() const { return gate_->idle_nanos(); }
   // The task's input watermark (event time; INT64_MIN before the first).
   int64_t input_watermark() const { return input_watermark_.load(std::memory_order_relaxed); }
@@ -178,10 +194,21 @@ class Task {
   bool AwaitEnd();
   void FlushOutputs();
   void HandleBuffer(int channel, Buffer& buffer);
+  void ProcessData(int channel, std::vector<uint8_t>&& bytes, size_t offset);
   // Event time: see task.cc.
   void CombineWatermarks();
   int64_t AdvanceProcessingTime();
   void HandleTrigger(const CheckpointBarrier& barrier);
+  // Unaligned checkpoints: see the file comment.
+  void HandleBarrierNotice(const CheckpointBarrier& barrier);
+  void CheckAlignmentTimeout();
+  // `delivered_channel`: a channel whose barrier the task took already (-1: none).
+  void StartUnalignedCheckpoint(CheckpointBarrier barrier, int delivered_channel = -1);
+  void OnCaptureComplete(int64_t checkpoint_id);
+  void ReplayChannelState();
+  bool OutputsAvailable() const;
+  // Records when checkpoint `barrier` first reached the task (for its metrics).
+  void NoteCheckpointStart(const CheckpointBarrier& barrier);
   void HandleBarrier(int channel, const CheckpointBarrier& barrier);
   void HandleCancelBarrier(int channel, const CheckpointBarrier& barrier);
   void AbortAlignment(int64_t checkpoint_id);
@@ -189,6 +216,12 @@ class Task {
   // every input channel.
   void TakeAlignedCheckpoints();
   void PerformCheckpoint(const CheckpointBarrier& barrier);
+  // A checkpoint's synchronous part (pre-barrier hooks, the barrier sent on, the
+  // operators' snapshots), and its asynchronous part (writing it, with the captured
+  // in-flight data of an unaligned one) on the snapshot executor.
+  struct PendingSnapshot;
+  std::unique_ptr<PendingSnapshot> TakeSnapshot(const CheckpointBarrier& barrier);
+  void WriteSnapshot(std::unique_ptr<PendingSnapshot> pending, ChannelStateSnapshot channel_state);
   void RestoreKeyedState(int k, const StreamNode& node, OperatorContext& ctx);
   bool AllDelivered(const std::set<int>& channels) const;
   bool AllInputsEnded() const;
@@ -206,6 +239,9 @@ class Task {
 
   std::atomic<int64_t> records_in_{0}, records_out_{0}, bytes_in_{0}, bytes_out_{0};
   std::atomic<int64_t> backpressured_nanos_{0};
+  std::atomic<int64_t> backpressured_since_{0};  // monotonic start of the current wait, 0: none
+  // Waits, serving the mailbox, while the output is full; counts the wait as backpressure.
+  InputGate::Next WaitForOutput(int64_t deadline_nanos);
   std::atomic<int64_t> input_watermark_{std::numeric_limits<int64_t>::min()};
 };
 

@@ -75,6 +75,23 @@ void RegisterCheckpointHandlers(Router& router, const RestContext& ctx) {
                                            ctx.dispatcher->GetCheckpointDetails(id, checkpoint_id));
                return JsonOrError(CheckpointStatisticsJson(entry, /*include_tasks=*/true));
              });
+  router.Add("GET", "/jobs/:jobid/checkpoints/details/:checkpointid/subtasks/:vertexid",
+             [&ctx](const RestRequest& request) {
+               WEIR_REST_ASSIGN_OR_RESPOND(JobId id, JobIdFromPath(request));
+               WEIR_REST_ASSIGN_OR_RESPOND(int64_t checkpoint_id, CheckpointIdFromPath(request));
+               auto it = request.path_params.find("vertexid");
+               const std::string text = it == request.path_params.end() ? "" : it->second;
+               WEIR_REST_ASSIGN_OR_RESPOND(CheckpointStatsEntry entry,
+                                           ctx.dispatcher->GetCheckpointDetails(id, checkpoint_id));
+               for (const auto& t : entry.tasks) {
+                 if (t.vertex.ToHex() == text) return JsonOrError(TaskCheckpointDetailsJson(entry, t));
+               }
+               return ErrorResponse(Status::NotFound("checkpoint " + std::to_string(checkpoint_id) +
+                                                     " of job '" + id.ToHex() + "' has no vertex '" + text + "'")
+                                        .WithHint("the vertex ids are the keys of 'tasks' in GET /jobs/" +
+                                                  id.ToHex() + "/checkpoints/details/" +
+                                                  std::to_string(checkpoint_id)));
+             });
   router.Add("POST", "/jobs/:jobid/checkpoints", [&ctx](const RestRequest& request) {
     return HandleTriggerCheckpoint(ctx, request);
   });

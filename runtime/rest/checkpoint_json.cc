@@ -56,9 +56,9 @@ Result<std::string> CheckpointTypeFor(const CheckpointStatsEntry& e) {
 
 // TaskCheckpointStatistics of one vertex. As Flink's CheckpointStatisticDetailsHandler,
 // id and status are the checkpoint's, and the end-to-end duration runs from the
-// checkpoint's trigger to the vertex's latest acknowledgement (-1 before any).
-// TaskStats carries only the state size: checkpointed_size repeats it (exact for full
-// checkpoints), persisted_data / processed_data / alignment_buffered are 0.
+// checkpoint's trigger to the vertex's latest acknowledgement (-1 before any). Tasks
+// never buffer input during alignment (blocked channels stay queued): alignment_buffered
+// is 0, as in Flink since 1.11.
 json TaskCheckpointJson(const CheckpointStatsEntry& e, const CheckpointStatsEntry::TaskStats& t) {
   int64_t duration = t.latest_ack_timestamp >= 0
                          ? std::max<int64_t>(0, t.latest_ack_timestamp - e.trigger_timestamp)
@@ -67,16 +67,18 @@ json TaskCheckpointJson(const CheckpointStatsEntry& e, const CheckpointStatsEntr
       {"id", e.id},
       {"status", e.status},
       {"latest_ack_timestamp", t.latest_ack_timestamp},
-      {"checkpointed_size", t.state_size},
+      {"checkpointed_size", t.checkpointed_size},
       {"state_size", t.state_size},
       {"end_to_end_duration", duration},
       {"alignment_buffered", 0},
-      {"processed_data", 0},
-      {"persisted_data", 0},
+      {"processed_data", t.processed_data},
+      {"persisted_data", t.persisted_data},
       {"num_subtasks", t.num_subtasks},
       {"num_acknowledged_subtasks", t.num_acknowledged_subtasks},
   };
 }
+
+int64_t NanosToMillis(int64_t nanos) { return nanos / 1000000; }
 
 }  // namespace
 
@@ -118,7 +120,7 @@ Result<json> CheckpointStatisticsJson(const CheckpointStatsEntry& e, bool includ
       {"state_size", e.state_size},
       {"end_to_end_duration", e.end_to_end_duration},
       {"alignment_buffered", 0},
-      {"processed_data", 0},
+      {"processed_data", e.processed_data},
       {"persisted_data", e.persisted_data},
       {"num_subtasks", e.num_subtasks},
       {"num_acknowledged_subtasks", e.num_acknowledged_subtasks},
@@ -138,13 +140,69 @@ Result<json> CheckpointStatisticsJson(const CheckpointStatsEntry& e, bool includ
   return j;
 }
 
+json TaskCheckpointDetailsJson(const CheckpointStatsEntry& e, const CheckpointStatsEntry::TaskStats& t) {
+  json j = TaskCheckpointJson(e, t);
+  std::vector<int64_t> state_size, checkpointed_size, end_to_end, sync, async, processed, persisted, alignment,
+      start_delay;
+  json subtasks = json::array();
+  for (const auto& s : t.subtasks) {
+    if (s.ack_timestamp < 0) {
+      subtasks.push_back({{"index", s.index}, {"status", "pending_or_failed"}});
+      continue;
+    }
+    const CheckpointMetrics& m = s.metrics;
+    const int64_t duration = std::max<int64_t>(0, s.ack_timestamp - e.trigger_timestamp);
+    state_size.push_back(s.state_size);
+    checkpointed_size.push_back(s.checkpointed_size);
+    end_to_end.push_back(duration);
+    sync.push_back(NanosToMillis(m.sync_nanos));
+    async.push_back(NanosToMillis(m.async_nanos));
+    processed.push_back(m.processed_bytes);
+    persisted.push_back(m.persisted_bytes);
+    alignment.push_back(NanosToMillis(m.alignment_nanos));
+    start_delay.push_back(m.start_delay_ms);
+    subtasks.push_back({
+        {"index", s.index},
+        {"status", "completed"},
+        {"ack_timestamp", s.ack_timestamp},
+        {"end_to_end_duration", duration},
+        {"state_size", s.state_size},
+        {"checkpointed_size", s.checkpointed_size},
+        {"checkpoint", {{"sync", NanosToMillis(m.sync_nanos)}, {"async", NanosToMillis(m.async_nanos)}}},
+        {"alignment",
+         {{"buffered", 0},
+          {"processed", m.processed_bytes},
+          {"persisted", m.persisted_bytes},
+          {"duration", NanosToMillis(m.alignment_nanos)}}},
+        {"start_delay", m.start_delay_ms},
+        {"unaligned_checkpoint", m.unaligned},
+        {"aborted", false},
+    });
+  }
+  j["summary"] = {
+      {"state_size", StatsSummaryJson(state_size)},
+      {"checkpointed_size", StatsSummaryJson(checkpointed_size)},
+      {"end_to_end_duration", StatsSummaryJson(end_to_end)},
+      {"checkpoint_duration", {{"sync", StatsSummaryJson(sync)}, {"async", StatsSummaryJson(async)}}},
+      {"alignment",
+       {{"buffered", StatsSummaryJson({})},
+        {"processed", StatsSummaryJson(processed)},
+        {"persisted", StatsSummaryJson(persisted)},
+        {"duration", StatsSummaryJson(alignment)}}},
+      {"start_delay", StatsSummaryJson(start_delay)},
+  };
+  j["subtasks"] = std::move(subtasks);
+  return j;
+}
+
 Result<json> CheckpointingStatisticsJson(const CheckpointingStats& stats) {
-  std::vector<int64_t> checkpointed_size, state_size, duration, persisted;
+  std::vector<int64_t> checkpointed_size, state_size, duration, persisted, processed;
   for (const auto& s : stats.completed_samples) {
     checkpointed_size.push_back(s.checkpointed_size);
     state_size.push_back(s.state_size);
     duration.push_back(s.end_to_end_duration);
     persisted.push_back(s.persisted_data);
+    processed.push_back(s.processed_data);
   }
   const json zeros = StatsSummaryJson({});
   json summary = {
@@ -152,7 +210,7 @@ Result<json> CheckpointingStatisticsJson(const CheckpointingStats& stats) {
       {"state_size", StatsSummaryJson(state_size)},
       {"end_to_end_duration", StatsSummaryJson(duration)},
       {"alignment_buffered", zeros},
-      {"processed_data", zeros},
+      {"processed_data", StatsSummaryJson(processed)},
       {"persisted_data", StatsSummaryJson(persisted)},
   };
 

@@ -91,6 +91,12 @@ nlohmann::json StatsSummaryJson(const std::vector<int64_t>& values);
 // Internal when the entry's status or checkpoint_type is not one of Flink's names.
 Result<nlohmann::json> CheckpointStatisticsJson(const CheckpointStatsEntry& entry,
                                                 bool include_tasks);
+// GET /jobs/:jobid/checkpoints/details/:checkpointid/subtasks/:vertexid: Flink's
+// TaskCheckpointStatisticsWithSubtaskDetails of one vertex (durations in ms, sizes in
+// bytes): its TaskCheckpointStatistics, a summary, and per subtask its statistics
+// ("completed") or only its index ("pending_or_failed").
+nlohmann::json TaskCheckpointDetailsJson(const CheckpointStatsEntry& entry,
+                                         const CheckpointStatsEntry::TaskStats& task);
 // GET /jobs/:jobid/checkpoints: CheckpointingStatistics {"counts", "summary", "latest",
 // "history"}; absent latest entries are null.
 Result<nlohmann::json> CheckpointingStatisticsJson(const CheckpointingStats& stats);

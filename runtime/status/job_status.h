@@ -125,14 +125,36 @@ struct JarRunRequest {
   std::map<std::string, std::string> flink_configuration;
 };
 
+// What a subtask measured of its part in a checkpoint (Flink's subtask checkpoint statistics).
+struct CheckpointMetrics {
+  bool unaligned = false;
+  int64_t start_delay_ms = 0;       // from the trigger to the checkpoint reaching the task
+  int64_t alignment_nanos = 0;      // from the first barrier to the snapshot
+  int64_t processed_bytes = 0;      // input processed during the alignment
+  int64_t persisted_bytes = 0;      // in-flight data persisted (unaligned)
+  int64_t sync_nanos = 0;           // the snapshot on the task thread
+  int64_t async_nanos = 0;          // writing the state and the in-flight data
+};
+
 // Statistics of one checkpoint or savepoint, for /jobs/:jobid/checkpoints.
 struct CheckpointStatsEntry {
+  struct SubtaskStats {
+    int index = 0;
+    int64_t ack_timestamp = -1;  // -1: not acknowledged (yet)
+    int64_t state_size = 0;
+    int64_t checkpointed_size = 0;
+    CheckpointMetrics metrics;
+  };
   struct TaskStats {  // per job vertex
     VertexId vertex;
     int num_subtasks = 0;
     int num_acknowledged_subtasks = 0;
     int64_t latest_ack_timestamp = -1;
     int64_t state_size = 0;
+    int64_t checkpointed_size = 0;
+    int64_t processed_data = 0;
+    int64_t persisted_data = 0;
+    std::vector<SubtaskStats> subtasks;  // index = subtask
   };
   int64_t id = 0;
   std::string status;           // IN_PROGRESS | COMPLETED | FAILED
@@ -145,6 +167,7 @@ struct CheckpointStatsEntry {
   int64_t checkpointed_size = 0;     // bytes written by this checkpoint (= state_size for full)
   int64_t end_to_end_duration = 0;   // ms from trigger to completion (or to now / failure)
   int64_t persisted_data = 0;        // in-flight bytes persisted (unaligned)
+  int64_t processed_data = 0;        // bytes processed during alignments
   int num_subtasks = 0;
   int num_acknowledged_subtasks = 0;
   std::string external_path;         // completed: where _metadata is ("<jobmanager>" in memory)
@@ -172,7 +195,10 @@ struct CheckpointingStats {
   std::optional<RestoredCheckpointInfo> latest_restored;
   // Every completed checkpoint's (state_size, checkpointed_size, end_to_end_duration,
   // persisted_data), for the summary statistics.
-  struct Sample { int64_t state_size, checkpointed_size, end_to_end_duration, persisted_data; };
+  struct Sample {
+    int64_t state_size, checkpointed_size, end_to_end_duration, persisted_data;
+    int64_t processed_data = 0;
+  };
   std::vector<Sample> completed_samples;
 };
 

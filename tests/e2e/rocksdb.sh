@@ -64,7 +64,8 @@ done
 
 if ((!job_finished)); then
   check "weir inspect shows the rocksdb backend, the native format and the shared files of a checkpoint"
-  latest="$(ls -d "$restore_from"/chk-*/ | sort -t- -k2,2n | tail -n 1)"
+  # The newest complete one: the kill may have left a newer chk-<n> without _metadata.
+  latest="$(dirname "$(ls -d "$restore_from"/chk-*/_metadata | sort -t- -k2,2n | tail -n 1)")"
   run "$WEIR" inspect "$latest"
   expect_rc 0
   expect_out_line "State backend: +rocksdb"

@@ -123,6 +123,7 @@ int SubtaskFiles(const OperatorSubtaskState& s, bool* has_inline) {
     }
   };
   if (s.operator_state) count(*s.operator_state);
+  if (s.channel_state) count(*s.channel_state);
   for (const auto& k : s.keyed) {
     if (k.type == KeyedStateHandle::Type::kKeyGroups) count(k.key_groups.stream);
     if (k.type == KeyedStateHandle::Type::kLegacy) *has_inline = true;
@@ -339,7 +340,8 @@ Status RunInspect(const InspectArgs& args, Printer& printer) {
                           {"finished", sub.finished},
                           {"stateSize", sub.StateSize()},
                           {"files", sub_files},
-                          {"keyed", keyed}});
+                          {"keyed", keyed},
+                          {"inFlightData", sub.channel_state ? sub.channel_state->size : 0}});
     }
     json op_doc = {{"uid", op.uid},
                    {"name", op.name},
@@ -370,6 +372,10 @@ Status RunInspect(const InspectArgs& args, Printer& printer) {
             shared.push_back("    shared file: " + h.path + " (" + Plural(h.size, "byte", "bytes") + ")");
           }
         }
+      }
+      if (sub.channel_state) {
+        // An unaligned checkpoint's in-flight input data, replayed on restore.
+        text += " (in-flight data: " + Plural(sub.channel_state->size, "byte", "bytes") + ")";
       }
       printer.Line("  subtask " + std::to_string(i) + ": " + text);
       for (const auto& line : shared) printer.Line(line);

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -135,4 +136,106 @@ TEST_CASE("input gate: a consumer's wait with nothing to take counts as idle tim
   REQUIRE(gate.PushData(0, Bytes(1)));
   CHECK(gate.Take(nullptr).buffer.data == Bytes(1));
   CHECK(gate.idle_nanos() == before);
+}
+
+TEST_CASE("input gate: with an overdraft a full channel takes pushes up to its limit; HasRoom says full",
+          "[runtime]") {
+  InputGate gate(1, 2, /*overdraft=*/2);
+  REQUIRE(gate.PushData(0, Bytes(1)));
+  CHECK(gate.HasRoom(0));
+  REQUIRE(gate.PushData(0, Bytes(2)));
+  CHECK_FALSE(gate.HasRoom(0));  // full at the capacity
+  REQUIRE(gate.PushData(0, Bytes(3)));  // the overdraft: no wait
+  REQUIRE(gate.PushData(0, Bytes(4)));
+  std::atomic<bool> pushed{false};
+  std::thread producer([&] {
+    REQUIRE(gate.PushData(0, Bytes(5)));  // at the limit: waits for the consumer
+    pushed = true;
+  });
+  CHECK(gate.Take(nullptr).buffer.data == Bytes(1));
+  producer.join();
+  CHECK(pushed);
+}
+
+TEST_CASE("input gate: the producer's gate is woken when a full channel has room again", "[runtime]") {
+  InputGate producer(0, 4);
+  InputGate consumer(1, 1, 1);
+  consumer.SetProducer(0, &producer);
+  REQUIRE(consumer.PushData(0, Bytes(1)));
+  CHECK_FALSE(consumer.HasRoom(0));
+  // The producer waits for its output: no wake yet.
+  CHECK(producer.Take(nullptr, 0, /*take_buffers=*/false).kind == Kind::kTimeout);
+  CHECK(consumer.Take(nullptr).kind == Kind::kBuffer);
+  CHECK(consumer.HasRoom(0));
+  CHECK(producer.Take(nullptr, -1, /*take_buffers=*/false).kind == Kind::kOutputAvailable);
+}
+
+TEST_CASE("input gate: an unaligned barrier is noticed ahead of the data queued before it", "[runtime]") {
+  InputGate gate(1, 8);
+  REQUIRE(gate.PushData(0, Bytes(1)));
+  weir::runtime::CheckpointBarrier b{3};
+  b.unaligned = true;
+  gate.PushEvent(0, Buffer::Event(Buffer::Kind::kBarrier, b));
+  CHECK(gate.HasMail());  // a notice interrupts the task between records
+  auto notice = gate.Take(nullptr);
+  REQUIRE(notice.kind == Kind::kNotice);
+  CHECK(notice.buffer.barrier.id == 3);
+  CHECK(notice.channel == 0);
+  CHECK(gate.Take(nullptr).buffer.data == Bytes(1));
+  CHECK(gate.Take(nullptr).buffer.kind == Buffer::Kind::kBarrier);  // in its place too, until handled
+}
+
+TEST_CASE("input gate: a capture copies the data before each channel's barrier and what arrives until it",
+          "[runtime]") {
+  InputGate gate(3, 8);
+  REQUIRE(gate.PushData(0, Bytes(1)));
+  gate.PushEvent(0, Buffer::Event(Buffer::Kind::kBarrier, {5}));
+  REQUIRE(gate.PushData(0, Bytes(2)));  // after the barrier: not in flight
+  REQUIRE(gate.PushData(1, Bytes(10)));
+  int done = 0;
+  gate.StartCapture(5, /*delivered=*/{2}, [&] { ++done; });
+  REQUIRE(gate.PushData(1, Bytes(11)));
+  REQUIRE(gate.PushData(2, Bytes(20)));  // channel 2 delivered its barrier already
+  CHECK_FALSE(gate.HasMail());            // channel 1 has not delivered it
+  gate.PushEvent(1, Buffer::Event(Buffer::Kind::kBarrier, {5}));
+  REQUIRE(gate.PushData(1, Bytes(12)));
+  auto mail = gate.Take(nullptr);
+  REQUIRE(mail.kind == Kind::kMail);
+  mail.mail();
+  CHECK(done == 1);
+  auto captured = gate.TakeCapture();
+  REQUIRE(captured.size() == 3);
+  CHECK(captured[0] == std::vector<std::vector<uint8_t>>{Bytes(1)});
+  CHECK(captured[1] == std::vector<std::vector<uint8_t>>{Bytes(10), Bytes(11)});
+  CHECK(captured[2].empty());
+  // The data stays queued for the task; the handled barriers are dropped.
+  std::vector<uint8_t> order;
+  for (int i = 0; i < 6; ++i) {
+    auto n = gate.Take(nullptr, 0);
+    REQUIRE(n.kind == Kind::kBuffer);
+    REQUIRE(n.buffer.is_data());
+    order.push_back(n.buffer.data[0]);
+  }
+  std::sort(order.begin(), order.end());
+  CHECK(order == std::vector<uint8_t>{1, 2, 10, 11, 12, 20});
+  CHECK(gate.Take(nullptr, 0).kind == Kind::kTimeout);
+}
+
+TEST_CASE("input gate: an aborted capture posts nothing; an ended channel completes one", "[runtime]") {
+  InputGate gate(2, 8);
+  int done = 0;
+  gate.StartCapture(1, {}, [&] { ++done; });
+  gate.AbortCapture();
+  gate.PushEvent(0, Buffer::Event(Buffer::Kind::kBarrier, {1}));
+  gate.PushEvent(1, Buffer::Event(Buffer::Kind::kBarrier, {1}));
+  CHECK(gate.Take(nullptr).kind == Kind::kBuffer);
+  CHECK(gate.Take(nullptr).kind == Kind::kBuffer);
+  CHECK(done == 0);
+  gate.StartCapture(2, {}, [&] { ++done; });
+  gate.PushEvent(0, Buffer::Event(Buffer::Kind::kEndOfPartition));
+  gate.PushEvent(1, Buffer::Event(Buffer::Kind::kBarrier, {2}));
+  auto mail = gate.Take(nullptr);
+  REQUIRE(mail.kind == Kind::kMail);
+  mail.mail();
+  CHECK(done == 1);
 }

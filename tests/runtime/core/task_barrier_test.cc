@@ -20,6 +20,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lib/api/functions.h"
@@ -27,7 +28,9 @@
 #include "lib/api/serialization.h"
 #include "lib/api/stream.h"
 #include "lib/common/time_util.h"
+#include "lib/format/checkpoint_format.h"
 #include "lib/format/key_groups_reader.h"
+#include "lib/format/snapshot_io.h"
 #include "runtime/core/execution_plan.h"
 #include "runtime/core/input_gate.h"
 #include "runtime/core/task.h"
@@ -66,6 +69,7 @@ class RecordingListener final : public TaskListener {
   struct Ack {
     int64_t id = 0;
     std::map<std::string, OperatorSubtaskState> snapshots;  // by operator uid
+    weir::runtime::CheckpointMetrics metrics;
   };
 
   void OnTaskFinished(Task&) override { Set([&] { finished_ = true; }); }
@@ -75,9 +79,11 @@ class RecordingListener final : public TaskListener {
   void OnTaskCanceled(Task&) override { Set([&] { canceled_ = true; }); }
   void OnCheckpointAcknowledged(
       Task&, int64_t id,
-      std::vector<std::pair<std::string, OperatorSubtaskState>> snaps) override {
+      std::vector<std::pair<std::string, OperatorSubtaskState>> snaps,
+      const weir::runtime::CheckpointMetrics& metrics) override {
     Ack ack;
     ack.id = id;
+    ack.metrics = metrics;
     for (auto& [uid, snap] : snaps) ack.snapshots[uid] = std::move(snap);
     Set([&] { acks_.push_back(std::move(ack)); });
   }
@@ -174,6 +180,7 @@ class Probe {
                              std::chrono::duration_cast<std::chrono::nanoseconds>(kTimeout).count();
     while (!done(items_)) {
       auto next = gate_->Take(nullptr, deadline);
+      if (next.kind == InputGate::Next::Kind::kNotice) continue;  // unaligned barriers: read in order here
       if (next.kind != InputGate::Next::Kind::kBuffer) return false;
       Buffer& b = next.buffer;
       switch (b.kind) {
@@ -288,9 +295,15 @@ std::multiset<int64_t> ReducedKeys(const RecordingListener::Ack& ack) {
 
 // The job Source(p = channels) -keyBy-> Keyed Reduce (p = 1) -rebalance-> Sink, with
 // the Keyed Reduce vertex running as the task under test.
+struct HarnessOptions {
+  bool unaligned = false;
+  int64_t aligned_timeout_ms = 0;
+  int probe_capacity = 1024;  // with an overdraft of 4 buffers
+};
+
 class Harness {
  public:
-  Harness(int channels, bool exactly_once) : env_(1) {
+  Harness(int channels, bool exactly_once, HarnessOptions options = {}) : env_(1) {
     auto numbers = env_.AddSource<int64_t>(NoSource(), "numbers");
     numbers.Uid("numbers").SetParallelism(channels);
     auto sums = numbers.KeyBy([](int64_t n) { return n; }).Reduce([](int64_t a, int64_t b) {
@@ -310,7 +323,9 @@ class Harness {
     REQUIRE(plan_.vertices[vertex].outputs.size() == 1);
 
     gate_ = std::make_unique<InputGate>(channels, 64);
-    probe_gate_ = std::make_unique<InputGate>(1, 1024);
+    if (options.unaligned && options.aligned_timeout_ms > 0) gate_->EnableBarrierNotices();
+    probe_gate_ = std::make_unique<InputGate>(1, options.probe_capacity, 4);
+    probe_gate_->SetProducer(0, gate_.get());
     probe_ = std::make_unique<Probe>(probe_gate_.get());
     TaskSpec spec;
     spec.graph = &env_.graph();
@@ -320,6 +335,8 @@ class Harness {
     spec.job_id = "00000000000000000000000000000001";
     spec.checkpointing_enabled = true;
     spec.exactly_once = exactly_once;
+    spec.unaligned = options.unaligned;
+    spec.aligned_timeout_ms = options.aligned_timeout_ms;
     TaskOutputSpec out;
     out.edge = plan_.vertices[vertex].outputs[0];
     out.channels.push_back({probe_gate_.get(), 0});
@@ -341,12 +358,16 @@ class Harness {
     REQUIRE(gate_->PushData(channel, std::move(bytes)));
   }
   void Barrier(int channel, int64_t id, CheckpointKind kind = CheckpointKind::kCheckpoint,
-               int64_t timestamp = 0) {
+               int64_t timestamp = 0, bool unaligned = false) {
     CheckpointBarrier b;
     b.id = id;
     b.kind = kind;
     b.timestamp = timestamp;
+    b.unaligned = unaligned;
     gate_->PushEvent(channel, Buffer::Event(Buffer::Kind::kBarrier, b));
+  }
+  void UnalignedBarrier(int channel, int64_t id) {
+    Barrier(channel, id, CheckpointKind::kCheckpoint, weir::NowMillis(), /*unaligned=*/true);
   }
   void CancelBarrier(int channel, int64_t id) {
     CheckpointBarrier b;
@@ -378,6 +399,27 @@ class Harness {
 
 using K = Item::Kind;
 using Set = std::multiset<int64_t>;
+
+// The records of the in-flight data an acknowledgement persisted, per input channel.
+std::map<int, std::vector<int64_t>> PersistedRecords(const RecordingListener::Ack& ack) {
+  std::map<int, std::vector<int64_t>> out;
+  auto it = ack.snapshots.find("sum");
+  REQUIRE(it != ack.snapshots.end());
+  if (!it->second.channel_state) return out;
+  auto bytes = weir::ReadStateStream(*it->second.channel_state);
+  REQUIRE(bytes.ok());
+  auto state = weir::DecodeChannelState(*bytes, "in the test");
+  REQUIRE(state.ok());
+  for (const auto& [channel, buffer] : state->buffers) {
+    weir::DataInput in(buffer);
+    while (!in.AtEnd()) {
+      int64_t v = 0;
+      weir::Serializer<int64_t>::Read(in, v);
+      out[channel].push_back(v);
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -828,4 +870,137 @@ TEST_CASE("task watermarks: the minimum over active input channels, MAX_WATERMAR
   auto end_at = std::find_if(items.begin(), items.end(), [](const Item& i) { return i.kind == Item::Kind::kEndOfData; });
   CHECK(max_at < end_at);
   for (int c : {0, 2}) h.EndOfPartition(c);
+}
+
+// --- unaligned ---
+
+TEST_CASE("task barriers: unaligned, the barrier overtakes queued input, which is persisted",
+          "[runtime][barrier][unaligned]") {
+  Harness h(2, /*exactly_once=*/true, {.unaligned = true});
+  h.Data(0, {1, 2});
+  h.UnalignedBarrier(0, 1);
+  h.Data(0, {3});
+  h.Data(1, {10});
+  h.Start();
+
+  // The barrier went on before any record: the snapshot holds none of them.
+  REQUIRE(h.probe().ReadRecords({1, 2, 3, 10}));
+  CHECK(h.probe().RecordsBeforeBarrier(1).empty());
+  CHECK(h.probe().Barrier(1)->unaligned);
+  // Channel 1's barrier has not come: the checkpoint waits, capturing channel 1.
+  CHECK(h.listener().AckedIds().empty());
+  h.Data(1, {11});
+  h.UnalignedBarrier(1, 1);
+  h.Data(1, {12});
+
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(1, &ack));
+  CHECK(ReducedKeys(ack).empty());
+  auto persisted = PersistedRecords(ack);
+  CHECK(persisted[0] == std::vector<int64_t>{1, 2});
+  CHECK(persisted[1] == std::vector<int64_t>{10, 11});
+  CHECK(ack.metrics.unaligned);
+  CHECK(ack.metrics.persisted_bytes == 4 * 8);
+  REQUIRE(h.probe().ReadRecords({12}));
+  CHECK(h.probe().Count(K::kBarrier, 1) == 1);  // the handled barriers are not forwarded again
+  CHECK(h.listener().failure().empty());
+}
+
+TEST_CASE("task barriers: unaligned, a backpressured task takes the barrier without reading its input",
+          "[runtime][barrier][unaligned]") {
+  Harness h(2, /*exactly_once=*/true, {.unaligned = true, .probe_capacity = 1});
+  h.Data(0, {1});
+  h.Start();
+  // The probe is never read: its one buffer makes the task's output full.
+  const int64_t deadline = weir::MonotonicNanos() + 10'000'000'000;
+  while (h.task().records_out() < 1 && weir::MonotonicNanos() < deadline) std::this_thread::yield();
+  h.Data(0, {2});
+  h.Data(1, {20});
+  h.UnalignedBarrier(0, 1);
+  h.UnalignedBarrier(1, 1);
+
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(1, &ack));
+  CHECK(ReducedKeys(ack) == Set{1});
+  auto persisted = PersistedRecords(ack);
+  CHECK(persisted[0] == std::vector<int64_t>{2});
+  CHECK(persisted[1] == std::vector<int64_t>{20});
+  // Reading the output lets the task go on with its input.
+  REQUIRE(h.probe().ReadRecords({1, 2, 20}));
+  CHECK(h.probe().RecordsBeforeBarrier(1) == Set{1});
+  CHECK(h.probe().RecordsAfterBarrier(1) == Set{2, 20});
+}
+
+TEST_CASE("task barriers: unaligned, an aborted checkpoint stops the capture; the next one starts afresh",
+          "[runtime][barrier][unaligned]") {
+  Harness h(2, /*exactly_once=*/true, {.unaligned = true});
+  h.Start();
+  h.UnalignedBarrier(0, 1);
+  h.Data(1, {10});
+  REQUIRE(h.probe().ReadEvent(K::kBarrier, 1));
+  h.task().NotifyCheckpointAborted(1);
+  h.Data(1, {11});
+  h.UnalignedBarrier(1, 1);  // late: ignored
+  h.Data(0, {1});
+  h.UnalignedBarrier(0, 2);
+  h.UnalignedBarrier(1, 2);
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(2, &ack));
+  CHECK(h.listener().AckedIds() == std::vector<int64_t>{2});
+  auto persisted = PersistedRecords(ack);
+  for (const auto& [channel, records] : persisted) {
+    for (int64_t r : records) CHECK(ReducedKeys(ack).count(r) == 0);  // never both processed and persisted
+  }
+  Set all = ReducedKeys(ack);
+  for (const auto& [channel, records] : persisted) all.insert(records.begin(), records.end());
+  CHECK(all == Set{1, 10, 11});
+}
+
+TEST_CASE("task barriers: aligned-checkpoint timeout, alignment switches to unaligned once it has passed",
+          "[runtime][barrier][unaligned]") {
+  Harness h(2, /*exactly_once=*/true, {.unaligned = true, .aligned_timeout_ms = 50});
+  h.Start();
+  // Channel 0 delivers barrier 1 (aligned), channel 1 does not: the task aligns and,
+  // 50 ms after the trigger, goes unaligned, capturing channel 1 until its barrier.
+  h.Data(0, {1});
+  h.Barrier(0, 1, CheckpointKind::kCheckpoint, weir::NowMillis());
+  h.Data(0, {2});
+  h.Data(1, {10});
+  REQUIRE(h.probe().ReadEvent(K::kBarrier, 1));
+  CHECK(h.probe().Barrier(1)->unaligned);
+  CHECK(h.probe().RecordsBeforeBarrier(1) == Set{1, 10});
+  h.Data(1, {11});
+  h.Barrier(1, 1, CheckpointKind::kCheckpoint, weir::NowMillis());
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(1, &ack));
+  CHECK(ack.metrics.unaligned);
+  CHECK(ReducedKeys(ack) == Set{1, 10});
+  auto persisted = PersistedRecords(ack);
+  CHECK(persisted[0].empty());  // aligned already: what follows its barrier is after the checkpoint
+  CHECK(persisted[1] == std::vector<int64_t>{11});
+
+  // Without backpressure a checkpoint aligns within the timeout and stays aligned.
+  h.Barrier(0, 2, CheckpointKind::kCheckpoint, weir::NowMillis() + 60'000);
+  h.Barrier(1, 2, CheckpointKind::kCheckpoint, weir::NowMillis() + 60'000);
+  REQUIRE(h.listener().WaitForAck(2, &ack));
+  CHECK_FALSE(ack.metrics.unaligned);
+  CHECK_FALSE(ack.snapshots["sum"].channel_state.has_value());
+}
+
+TEST_CASE("task barriers: savepoints are aligned even with unaligned checkpoints on",
+          "[runtime][barrier][unaligned]") {
+  Harness h(2, /*exactly_once=*/true, {.unaligned = true});
+  h.Data(0, {1});
+  h.Barrier(0, 1, CheckpointKind::kSavepoint);
+  h.Data(0, {2});
+  h.Data(1, {10});
+  h.Start();
+  REQUIRE(h.probe().ReadRecords({1, 10}));
+  CHECK(h.listener().AckedIds().empty());
+  h.Barrier(1, 1, CheckpointKind::kSavepoint);
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(1, &ack));
+  CHECK_FALSE(ack.metrics.unaligned);
+  CHECK(ReducedKeys(ack) == Set{1, 10});
+  CHECK_FALSE(ack.snapshots["sum"].channel_state.has_value());
 }

@@ -72,7 +72,7 @@ TEST_CASE("CheckpointStatisticsJson: className, subtype fields and per-task entr
   e.latest_ack_timestamp = 1400;
   e.num_subtasks = 3;
   e.num_acknowledged_subtasks = 1;
-  CheckpointStatsEntry::TaskStats acked{Id16::FromHash("a"), 1, 1, 1400, 77};
+  CheckpointStatsEntry::TaskStats acked{Id16::FromHash("a"), 1, 1, 1400, 77, 70, 5, 9};
   CheckpointStatsEntry::TaskStats waiting{Id16::FromHash("b"), 2, 0, -1, 0};
   e.tasks = {acked, waiting};
 
@@ -87,8 +87,8 @@ TEST_CASE("CheckpointStatisticsJson: className, subtype fields and per-task entr
   REQUIRE(pending["tasks"].size() == 2);
   json a = pending["tasks"][Id16::FromHash("a").ToHex()];
   CHECK(a == json({{"id", 9}, {"status", "IN_PROGRESS"}, {"latest_ack_timestamp", 1400},
-                   {"checkpointed_size", 77}, {"state_size", 77}, {"end_to_end_duration", 400},
-                   {"alignment_buffered", 0}, {"processed_data", 0}, {"persisted_data", 0},
+                   {"checkpointed_size", 70}, {"state_size", 77}, {"end_to_end_duration", 400},
+                   {"alignment_buffered", 0}, {"processed_data", 5}, {"persisted_data", 9},
                    {"num_subtasks", 1}, {"num_acknowledged_subtasks", 1}}));
   // No acknowledgement yet: Flink's TaskStateStats reports a duration of -1.
   CHECK(pending["tasks"][Id16::FromHash("b").ToHex()]["end_to_end_duration"] == -1);
@@ -238,4 +238,36 @@ TEST_CASE("checkpoint routes answer with and without /v1 and map errors", "[rest
                              "application/json");
   REQUIRE(post);
   CHECK(post->status == 405);
+}
+
+TEST_CASE("TaskCheckpointDetailsJson: per-subtask statistics of an unaligned checkpoint, Flink's names",
+          "[rest][checkpoints]") {
+  CheckpointStatsEntry e;
+  e.id = 4;
+  e.status = "COMPLETED";
+  e.checkpoint_type = "UNALIGNED_CHECKPOINT";
+  e.trigger_timestamp = 1000;
+  CheckpointStatsEntry::TaskStats t{Id16::FromHash("v"), 2, 1, 1300, 50, 50, 10, 4096};
+  weir::runtime::CheckpointMetrics m;
+  m.unaligned = true;
+  m.start_delay_ms = 7;
+  m.alignment_nanos = 3'000'000;
+  m.processed_bytes = 10;
+  m.persisted_bytes = 4096;
+  m.sync_nanos = 2'000'000;
+  m.async_nanos = 12'000'000;
+  t.subtasks = {{0, 1300, 50, 50, m}, {1, -1, 0, 0, {}}};
+  json j = weir::runtime::TaskCheckpointDetailsJson(e, t);
+  CHECK(j["persisted_data"] == 4096);
+  REQUIRE(j["subtasks"].size() == 2);
+  json done = j["subtasks"][0];
+  CHECK(done["status"] == "completed");
+  CHECK(done["end_to_end_duration"] == 300);
+  CHECK(done["checkpoint"] == json({{"sync", 2}, {"async", 12}}));
+  CHECK(done["alignment"] == json({{"buffered", 0}, {"processed", 10}, {"persisted", 4096}, {"duration", 3}}));
+  CHECK(done["start_delay"] == 7);
+  CHECK(done["unaligned_checkpoint"] == true);
+  CHECK(j["subtasks"][1] == json({{"index", 1}, {"status", "pending_or_failed"}}));
+  CHECK(j["summary"]["alignment"]["persisted"]["max"] == 4096);
+  CHECK(j["summary"]["checkpoint_duration"]["async"]["max"] == 12);
 }
