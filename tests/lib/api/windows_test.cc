@@ -191,7 +191,7 @@ TEST_CASE("process window functions over session windows see the merged sessions
   CHECK(h.out.lines == Lines{"0-17:1=[1 3 7 9 11]" + wm + "@16", "20-25:1=[5]" + wm + "@24"});
 }
 
-TEST_CASE("late data goes to the side output; within the allowed lateness it fires the window again",
+TEST_CASE("late data goes to the side output, and within the allowed lateness fires the window again",
           "[api][windows]") {
   Windows<weir::TumblingEventTimeWindows, SumContents, true> h(weir::TumblingEventTimeWindows::Of(10), 5, Sums());
   h.Record(1, 3);
