@@ -96,7 +96,7 @@ ElementContents AllElements() {
 
 }  // namespace
 
-TEST_CASE("session windows: a record opens [t, t + gap), and windows that overlap or touch merge",
+TEST_CASE("session windows: a record opens a window of gap ms, and windows that overlap or touch merge",
           "[api][windows]") {
   std::vector<TimeWindow> w;
   weir::EventTimeSessionWindows::WithGap(10).AssignWindows(5, &w);
