@@ -1,4 +1,7 @@
 #pragma once
+#include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 // Output<T>: where an operator puts its records. Chained operators are Outputs of
 // one another (a direct call, no serialization); the last operator of a task writes
@@ -32,6 +35,24 @@ class FanOutOutput final : public Output<T> {
 
  private:
   std::vector<Output<T>*> outs_;
+};
+
+// Names a side output of records of type T (Flink's OutputTag):
+//   weir::OutputTag<Event> late("late-events");
+class OutputTagBase {
+ public:
+  explicit OutputTagBase(std::string id) : id_(std::move(id)) {
+    if (id_.empty()) throw std::invalid_argument("an output tag needs a non-empty id");
+  }
+  const std::string& id() const { return id_; }
+
+ private:
+  std::string id_;
+};
+template <class T>
+class OutputTag : public OutputTagBase {
+ public:
+  using OutputTagBase::OutputTagBase;
 };
 
 }  // namespace weir

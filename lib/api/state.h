@@ -66,6 +66,9 @@ struct AggregateFunction {
   std::function<Acc()> create_accumulator;
   std::function<Acc(const In&, Acc)> add;
   std::function<Out(const Acc&)> get_result;
+  // Two accumulators as one (Flink's merge): what session windows need when they merge;
+  // may stay empty for other uses.
+  std::function<Acc(Acc, const Acc&)> merge = {};
 };
 
 template <class In, class Out>

@@ -12,9 +12,12 @@
 // Each call adds a node to the StreamGraph; Name/Uid/SetParallelism apply to the
 // node just added. Nothing runs until the runtime executes the graph.
 
+#include <concepts>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 
 #include "lib/api/graph.h"
@@ -29,6 +32,8 @@ template <class T, class K, class KeyF>
 class KeyedStream;
 template <class T, class K, class KeyF, class Assigner>
 class WindowedStream;
+template <class Out>
+class SingleOutputStreamOperator;
 
 class StreamExecutionEnvironment {
  public:
@@ -229,6 +234,98 @@ class KeyedStream {
   KeyF key_fn_;
 };
 
+// The result of a window function (Flink's SingleOutputStreamOperator): a DataStream
+// whose Name, Uid and parallelism are the window operator's, and whose late-data side
+// output GetSideOutput(tag) reads when the windows were given SideOutputLateData(tag).
+template <class Out>
+class SingleOutputStreamOperator : public DataStream<Out> {
+ public:
+  // `node` is where the results come from; `window_node` the window operator (another
+  // node when it has a late-data side output of type `late_type` named `late_tag`).
+  SingleOutputStreamOperator(StreamExecutionEnvironment* env, int node, int window_node, std::string late_tag = "",
+                             const std::type_info* late_type = nullptr)
+      : DataStream<Out>(env, node), window_node_(window_node), late_tag_(std::move(late_tag)),
+        late_type_(late_type) {}
+
+  SingleOutputStreamOperator& Name(const std::string& name) {
+    ForEachNode([&](StreamNode& n, const std::string& suffix) { n.name = name + suffix; });
+    return *this;
+  }
+  SingleOutputStreamOperator& Uid(const std::string& uid) {
+    ForEachNode([&](StreamNode& n, const std::string& suffix) { n.uid = uid + suffix; });
+    return *this;
+  }
+  SingleOutputStreamOperator& SetParallelism(int p) {
+    ForEachNode([&](StreamNode& n, const std::string&) {
+      n.parallelism = p;
+      n.parallelism_fixed = true;
+    });
+    return *this;
+  }
+  SingleOutputStreamOperator& SetMaxParallelism(int p) {
+    ForEachNode([&](StreamNode& n, const std::string&) { n.max_parallelism = p; });
+    return *this;
+  }
+
+  // The records the windows found later than their allowed lateness (Flink's
+  // getSideOutput): `tag` must be the one given to SideOutputLateData.
+  template <class L>
+  DataStream<L> GetSideOutput(const OutputTag<L>& tag) {
+    if (late_tag_.empty() || tag.id() != late_tag_) {
+      throw std::invalid_argument("no side output named '" + tag.id() + "' on '" +
+                                  this->env_->node(window_node_).name +
+                                  "': give the windowed stream SideOutputLateData(tag) with that tag");
+    }
+    if (*late_type_ != typeid(L)) {
+      throw std::invalid_argument("the side output '" + tag.id() + "' holds the windowed stream's record type");
+    }
+    for (StreamNode& n : this->env_->graph().nodes) {
+      if (IsSideNode(n)) return DataStream<L>(this->env_, n.id);
+    }
+    const StreamNode window = this->env_->node(window_node_);  // a copy: adding a node moves the nodes
+    auto late = DataStream<internal::WindowOutput<Out, L>>(this->env_, window_node_)
+                    .template Then<L>(window.name + kLateSuffix, ShipStrategy::kForward, nullptr, false, [] {
+                      return std::make_unique<internal::WindowOutputSelector<Out, L, true>>();
+                    });
+    StreamNode& n = this->env_->node(late.node_id());
+    if (!window.uid.empty()) n.uid = window.uid + kLateSuffix;
+    n.parallelism = window.parallelism;
+    n.parallelism_fixed = window.parallelism_fixed;
+    n.max_parallelism = window.max_parallelism;
+    return late;
+  }
+
+ private:
+  static constexpr const char* kResultsSuffix = " (results)";
+  static constexpr const char* kLateSuffix = " (late data)";
+  bool IsSideNode(const StreamNode& n) const {
+    return n.id != this->node_ && n.inputs.size() == 1 && n.inputs[0].source_node == window_node_ &&
+           window_node_ != this->node_;
+  }
+  // f(node, suffix of its name and uid) for the window operator and the nodes that split
+  // its output.
+  template <class F>
+  void ForEachNode(F f) {
+    f(this->env_->node(window_node_), "");
+    if (window_node_ == this->node_) return;
+    f(this->env_->node(this->node_), kResultsSuffix);
+    for (StreamNode& n : this->env_->graph().nodes) {
+      if (IsSideNode(n)) f(n, kLateSuffix);
+    }
+  }
+
+  int window_node_;
+  std::string late_tag_;
+  const std::type_info* late_type_;
+};
+
+namespace internal {
+template <class Fn, class K, class In>
+concept ProcessWindowFunctionOf =
+    std::derived_from<Fn, ProcessWindowFunction<typename Fn::Key, typename Fn::InputType, typename Fn::OutputType>> &&
+    std::same_as<typename Fn::Key, K> && std::same_as<typename Fn::InputType, In>;
+}  // namespace internal
+
 // A keyed stream cut into windows; a window function ends it.
 template <class T, class K, class KeyF, class Assigner>
 class WindowedStream {
@@ -242,60 +339,130 @@ class WindowedStream {
     lateness_ = lateness_ms;
     return *this;
   }
+  // Records later than the allowed lateness go to the side output `tag` (read it with
+  // GetSideOutput(tag) on the window function's result) instead of being dropped.
+  WindowedStream& SideOutputLateData(const OutputTag<T>& tag) {
+    if (!Assigner::kEventTime) {
+      throw std::invalid_argument("late data exists in event time only: processing-time windows have no side output for it");
+    }
+    late_tag_ = tag.id();
+    return *this;
+  }
 
   // f(const T&, const T&) -> T: the window's records reduced; emits the result.
   template <class F>
-  DataStream<T> Reduce(F f) {
+  SingleOutputStreamOperator<T> Reduce(F f) {
     return Reduce<T>(f, [](const K&, const TimeWindow&, const T& v, Collector<T>& out) { out.Collect(v); });
   }
   // The same, the result handed to wf(const K&, const TimeWindow&, const T&, Collector<Out>&).
   template <class Out, class F, class WF>
-  DataStream<Out> Reduce(F f, WF wf) {
-    internal::WindowFunctions<K, T, T, Out> fns;
-    fns.init = [](const T& v) { return v; };
-    fns.add = [f](T acc, const T& v) { return f(acc, v); };
-    fns.emit = wf;
-    return Build<T, Out>("Window Reduce", std::move(fns));
+  SingleOutputStreamOperator<Out> Reduce(F f, WF wf) {
+    return ReduceThen<Out>(f, [wf](const K& key, const WindowContext& ctx, const T& v, Collector<Out>& out) {
+      wf(key, ctx.window(), v, out);
+    });
+  }
+  // The same, the result handed to a ProcessWindowFunction<K, T, Out> as the window's one
+  // element (Flink's reduce(f, processWindowFunction)).
+  template <class F, internal::ProcessWindowFunctionOf<K, T> Fn>
+  SingleOutputStreamOperator<typename Fn::OutputType> Reduce(F f, Fn fn) {
+    using Out = typename Fn::OutputType;
+    return ReduceThen<Out>(f, [fn](const K& key, const WindowContext& ctx, const T& v, Collector<Out>& out) mutable {
+      fn.Process(key, ctx, std::vector<T>{v}, out);
+    });
   }
   // Flink's aggregate: an accumulator per window; emits get_result(accumulator).
   template <class Acc, class R>
-  DataStream<R> Aggregate(AggregateFunction<T, Acc, R> agg) {
+  SingleOutputStreamOperator<R> Aggregate(AggregateFunction<T, Acc, R> agg) {
     return Aggregate<R>(std::move(agg), [](const K&, const TimeWindow&, const R& r, Collector<R>& out) {
       out.Collect(r);
     });
   }
   // The same, the result handed to wf(const K&, const TimeWindow&, const R&, Collector<Out>&).
   template <class Out, class Acc, class R, class WF>
-  DataStream<Out> Aggregate(AggregateFunction<T, Acc, R> agg, WF wf) {
-    internal::WindowFunctions<K, T, Acc, Out> fns;
-    fns.init = [agg](const T& v) { return agg.add(v, agg.create_accumulator()); };
-    fns.add = [agg](Acc acc, const T& v) { return agg.add(v, std::move(acc)); };
-    fns.emit = [agg, wf](const K& key, const TimeWindow& w, const Acc& acc, Collector<Out>& out) {
-      wf(key, w, agg.get_result(acc), out);
-    };
-    return Build<Acc, Out>("Window Aggregate", std::move(fns));
+  SingleOutputStreamOperator<Out> Aggregate(AggregateFunction<T, Acc, R> agg, WF wf) {
+    return AggregateThen<Out>(std::move(agg), [wf](const K& key, const WindowContext& ctx, const R& r,
+                                                   Collector<Out>& out) { wf(key, ctx.window(), r, out); });
+  }
+  // The same, the result handed to a ProcessWindowFunction<K, R, Out> as the window's one
+  // element (Flink's aggregate(agg, processWindowFunction)).
+  template <class Acc, class R, internal::ProcessWindowFunctionOf<K, R> Fn>
+  SingleOutputStreamOperator<typename Fn::OutputType> Aggregate(AggregateFunction<T, Acc, R> agg, Fn fn) {
+    using Out = typename Fn::OutputType;
+    return AggregateThen<Out>(std::move(agg), [fn](const K& key, const WindowContext& ctx, const R& r,
+                                                   Collector<Out>& out) mutable {
+      fn.Process(key, ctx, std::vector<R>{r}, out);
+    });
+  }
+  // Flink's process: the window keeps all its records and hands them to `fn`, a
+  // ProcessWindowFunction<K, T, Out>, when it fires.
+  template <internal::ProcessWindowFunctionOf<K, T> Fn>
+  SingleOutputStreamOperator<typename Fn::OutputType> Process(Fn fn) {
+    using Out = typename Fn::OutputType;
+    internal::ElementContents<K, T, Out> contents(
+        [fn](const K& key, const WindowContext& ctx, const std::vector<T>& elements, Collector<Out>& out) mutable {
+          fn.Process(key, ctx, elements, out);
+        });
+    return Build<Out>("Window Process", std::move(contents));
   }
 
  private:
-  template <class Acc, class Out>
-  DataStream<Out> Build(const char* name, internal::WindowFunctions<K, T, Acc, Out> fns) {
+  template <class Out, class F, class Emit>
+  SingleOutputStreamOperator<Out> ReduceThen(F f, Emit emit) {
+    internal::WindowFunctions<K, T, T, Out> fns;
+    fns.init = [](const T& v) { return v; };
+    fns.add = [f](T acc, const T& v) { return f(acc, v); };
+    fns.merge = [f](T a, const T& b) { return f(a, b); };
+    fns.emit = std::move(emit);
+    return Build<Out>("Window Reduce", internal::AccumulatorContents<K, T, T, Out>(std::move(fns)));
+  }
+  template <class Out, class Acc, class R, class Emit>
+  SingleOutputStreamOperator<Out> AggregateThen(AggregateFunction<T, Acc, R> agg, Emit emit) {
+    if (Assigner::kMerging && !agg.merge) {
+      throw std::invalid_argument("session windows merge accumulators: give the AggregateFunction a merge function");
+    }
+    internal::WindowFunctions<K, T, Acc, Out> fns;
+    fns.init = [agg](const T& v) { return agg.add(v, agg.create_accumulator()); };
+    fns.add = [agg](Acc acc, const T& v) { return agg.add(v, std::move(acc)); };
+    fns.merge = agg.merge;
+    fns.emit = [agg, emit](const K& key, const WindowContext& ctx, const Acc& acc, Collector<Out>& out) mutable {
+      emit(key, ctx, agg.get_result(acc), out);
+    };
+    return Build<Out>("Window Aggregate", internal::AccumulatorContents<K, T, Acc, Out>(std::move(fns)));
+  }
+  template <class Out, class Contents>
+  SingleOutputStreamOperator<Out> Build(const char* name, Contents contents) {
     auto key_fn = key_fn_;
     auto assigner = assigner_;
     int64_t lateness = lateness_;
     auto selector = std::make_shared<const KeySelector<T, K, KeyF>>(key_fn_);
-    DataStream<Out> out = DataStream<T>(env_, node_).template Then<Out>(
-        name, ShipStrategy::kHash, selector, true, [key_fn, assigner, lateness, fns] {
-          return std::make_unique<internal::WindowOperator<K, T, Acc, Out, KeyF, Assigner>>(key_fn, assigner,
-                                                                                            lateness, fns);
+    if (late_tag_.empty()) {
+      DataStream<Out> out = DataStream<T>(env_, node_).template Then<Out>(
+          name, ShipStrategy::kHash, selector, true, [key_fn, assigner, lateness, contents] {
+            return std::make_unique<internal::WindowOperator<K, T, Out, KeyF, Assigner, Contents>>(
+                key_fn, assigner, lateness, contents);
+          });
+      env_->node(out.node_id()).timestamped = true;  // results carry the window's max timestamp
+      return SingleOutputStreamOperator<Out>(env_, out.node_id(), out.node_id());
+    }
+    using Split = internal::WindowOutput<Out, T>;
+    DataStream<Split> window = DataStream<T>(env_, node_).template Then<Split>(
+        name, ShipStrategy::kHash, selector, true, [key_fn, assigner, lateness, contents] {
+          return std::make_unique<internal::WindowOperator<K, T, Out, KeyF, Assigner, Contents, true>>(
+              key_fn, assigner, lateness, contents);
         });
-    env_->node(out.node_id()).timestamped = true;  // results carry the window's max timestamp
-    return out;
+    env_->node(window.node_id()).timestamped = true;
+    DataStream<Out> results = window.template Then<Out>(std::string(name) + " (results)", ShipStrategy::kForward,
+                                                        nullptr, false, [] {
+      return std::make_unique<internal::WindowOutputSelector<Out, T, false>>();
+    });
+    return SingleOutputStreamOperator<Out>(env_, results.node_id(), window.node_id(), late_tag_, &typeid(T));
   }
   StreamExecutionEnvironment* env_;
   int node_;
   KeyF key_fn_;
   Assigner assigner_;
   int64_t lateness_ = 0;
+  std::string late_tag_;
 };
 
 template <class T, class S>

@@ -1,14 +1,16 @@
 #pragma once
 // Windows on keyed streams (Flink's): an assigner puts each record into time windows,
-// a window function folds the window's records into an accumulator (reduce, aggregate),
-// and the window fires when the watermark (event time) or the wall clock (processing
-// time) passes its end. With allowed lateness a window's contents stay until the
-// watermark passes end + lateness, and a late record within it fires the window again;
-// a record later than that is dropped, as in Flink.
+// a window function folds the window's records into an accumulator (reduce, aggregate)
+// or keeps them all (process), and the window fires when the watermark (event time) or
+// the wall clock (processing time) passes its end. Session windows merge: a record opens
+// a window [t, t + gap), and windows of a key that overlap or touch become one. With
+// allowed lateness a window's contents stay until the watermark passes end + lateness,
+// and a late record within it fires the window again; a record later than that is
+// dropped, or sent to the late-data side output, as in Flink.
 //
-// Window contents (an accumulator per key and window) and the windows' timers live in
-// the operator's keyed state, so checkpoints and savepoints hold them and a restore at
-// another parallelism moves them with their keys.
+// Window contents (an accumulator, or the records, per key and window) and the windows'
+// timers live in the operator's keyed state, so checkpoints and savepoints hold them and
+// a restore at another parallelism moves them with their keys.
 
 #include <algorithm>
 #include <compare>
@@ -25,7 +27,9 @@
 #include "lib/api/event_time.h"
 #include "lib/api/functions.h"
 #include "lib/api/operators.h"
+#include "lib/api/output.h"
 #include "lib/api/timers.h"
+#include "lib/common/time_util.h"
 
 namespace weir {
 
@@ -35,6 +39,8 @@ struct TimeWindow {
   int64_t end = 0;
   // The largest timestamp that belongs to the window.
   int64_t MaxTimestamp() const { return end - 1; }
+  // Overlapping or touching (Flink's TimeWindow.intersects): session windows merge then.
+  bool Intersects(const TimeWindow& other) const { return start <= other.end && end >= other.start; }
   auto operator<=>(const TimeWindow&) const = default;
   WEIR_FIELDS(start, end)
 };
@@ -63,6 +69,7 @@ class TumblingEventTimeWindows {
     return TumblingEventTimeWindows(size_ms, offset_ms);
   }
   static constexpr bool kEventTime = true;
+  static constexpr bool kMerging = false;
   void AssignWindows(int64_t timestamp, std::vector<TimeWindow>* out) const {
     int64_t start = internal::WindowStart(timestamp, offset_, size_);
     out->push_back({start, start + size_});
@@ -81,6 +88,7 @@ class TumblingProcessingTimeWindows {
     return TumblingProcessingTimeWindows(size_ms, offset_ms);
   }
   static constexpr bool kEventTime = false;
+  static constexpr bool kMerging = false;
   void AssignWindows(int64_t now_ms, std::vector<TimeWindow>* out) const {
     int64_t start = internal::WindowStart(now_ms, offset_, size_);
     out->push_back({start, start + size_});
@@ -100,6 +108,7 @@ class SlidingEventTimeWindows {
     return SlidingEventTimeWindows(size_ms, slide_ms, offset_ms);
   }
   static constexpr bool kEventTime = true;
+  static constexpr bool kMerging = false;
   void AssignWindows(int64_t timestamp, std::vector<TimeWindow>* out) const {
     int64_t last_start = internal::WindowStart(timestamp, offset_, slide_);
     for (int64_t start = last_start; start > timestamp - size_; start -= slide_) {
@@ -113,26 +122,221 @@ class SlidingEventTimeWindows {
   int64_t size_, slide_, offset_;
 };
 
+// A window per record, [t, t + gap), merged with the key's windows it overlaps or
+// touches: a session ends after `gap` ms without records of its key (Flink's
+// EventTimeSessionWindows and ProcessingTimeSessionWindows).
+template <bool kIsEventTime>
+class SessionWindows {
+ public:
+  static SessionWindows WithGap(int64_t gap_ms) {
+    if (gap_ms <= 0) throw std::invalid_argument("session windows: the gap must be positive milliseconds");
+    return SessionWindows(gap_ms);
+  }
+  static constexpr bool kEventTime = kIsEventTime;
+  static constexpr bool kMerging = true;
+  void AssignWindows(int64_t timestamp, std::vector<TimeWindow>* out) const {
+    int64_t end = timestamp > std::numeric_limits<int64_t>::max() - gap_ ? std::numeric_limits<int64_t>::max()
+                                                                        : timestamp + gap_;
+    out->push_back({timestamp, end});
+  }
+  int64_t gap() const { return gap_; }
+
+ private:
+  explicit SessionWindows(int64_t gap) : gap_(gap) {}
+  int64_t gap_;
+};
+using EventTimeSessionWindows = SessionWindows<true>;
+using ProcessingTimeSessionWindows = SessionWindows<false>;
+
+// What a process window function learns about the window that fires (Flink's
+// ProcessWindowFunction.Context).
+class WindowContext {
+ public:
+  WindowContext(const TimeWindow& window, int64_t watermark) : window_(window), watermark_(watermark) {}
+  const TimeWindow& window() const { return window_; }
+  // The operator's input watermark (kMinWatermark before the first).
+  int64_t CurrentWatermark() const { return watermark_; }
+  int64_t CurrentProcessingTime() const { return NowMillis(); }
+
+ private:
+  TimeWindow window_;
+  int64_t watermark_;
+};
+
+// Flink's ProcessWindowFunction: called when a window fires, with the window and all its
+// records (WindowedStream::Process), or with the one result of a reduce or aggregate
+// (WindowedStream::Reduce(f, fn), Aggregate(agg, fn)). Copied once per subtask.
+template <class K, class In, class Out>
+class ProcessWindowFunction {
+ public:
+  using Key = K;
+  using InputType = In;
+  using OutputType = Out;
+  using Context = WindowContext;
+  virtual ~ProcessWindowFunction() = default;
+  virtual void Process(const K& key, const Context& ctx, const std::vector<In>& elements, Collector<Out>& out) = 0;
+};
+
 namespace internal {
 
-// What a window operator does with its accumulators: the first record of a window
-// makes one (init), later ones fold into it (add), a firing emits it (emit).
-template <class K, class T, class Acc, class Out>
+// The contents of a key's windows as one accumulator each (reduce, aggregate): the first
+// record of a window makes it (init), later ones fold into it (add), merging windows
+// combine theirs (merge), a firing hands it to emit.
+template <class K, class T, class Acc, class Result>
 struct WindowFunctions {
   std::function<Acc(const T&)> init;
   std::function<Acc(Acc, const T&)> add;
-  std::function<void(const K&, const TimeWindow&, const Acc&, Collector<Out>&)> emit;
+  std::function<Acc(Acc, const Acc&)> merge;  // session windows only
+  std::function<void(const K&, const WindowContext&, const Acc&, Collector<Result>&)> emit;
 };
 
-template <class K, class T, class Acc, class Out, class KeyF, class Assigner>
-class WindowOperator final : public KeyedOperatorBase<K>, public WithOutput<Out>, public Output<T> {
+template <class K, class T, class Acc, class Result>
+class AccumulatorContents {
  public:
-  WindowOperator(KeyF key_fn, Assigner assigner, int64_t allowed_lateness_ms, WindowFunctions<K, T, Acc, Out> fns)
+  explicit AccumulatorContents(WindowFunctions<K, T, Acc, Result> fns) : fns_(std::move(fns)) {}
+  void Open(KeyedStates<K>* states) {
+    accumulators_ = &states->template GetMapState<TimeWindow, Acc>("_window-contents");
+  }
+  // The windows of the current key that have contents.
+  std::vector<TimeWindow> Windows() {
+    std::vector<TimeWindow> out;
+    for (auto& [w, unused] : accumulators_->Entries()) out.push_back(w);
+    return out;
+  }
+  // Adds the record to `w`; true when that made the window.
+  bool Add(const TimeWindow& w, const T& record) {
+    auto acc = accumulators_->Get(w);
+    accumulators_->Put(w, acc ? fns_.add(std::move(*acc), record) : fns_.init(record));
+    return !acc;
+  }
+  // Moves the contents of `from` (windows in start order) into the new window `into`.
+  void Merge(const std::vector<TimeWindow>& from, const TimeWindow& into) {
+    std::optional<Acc> merged;
+    for (const TimeWindow& w : from) {
+      auto acc = accumulators_->Get(w);
+      if (!acc) continue;
+      merged = merged ? fns_.merge(std::move(*merged), *acc) : std::move(*acc);
+      accumulators_->Remove(w);
+    }
+    if (merged) accumulators_->Put(into, *merged);
+  }
+  void Fire(const K& key, const WindowContext& ctx, Collector<Result>& out) {
+    if (auto acc = accumulators_->Get(ctx.window())) fns_.emit(key, ctx, *acc, out);
+  }
+  void Remove(const TimeWindow& w) { accumulators_->Remove(w); }
+
+ private:
+  WindowFunctions<K, T, Acc, Result> fns_;
+  MapState<TimeWindow, Acc>* accumulators_ = nullptr;
+};
+
+// The contents of a key's windows as all their records (process window functions): a
+// record count per window, and each record under (window, its position).
+template <class K, class T, class Result>
+class ElementContents {
+ public:
+  using Emit = std::function<void(const K&, const WindowContext&, const std::vector<T>&, Collector<Result>&)>;
+  explicit ElementContents(Emit emit) : emit_(std::move(emit)) {}
+  void Open(KeyedStates<K>* states) {
+    counts_ = &states->template GetMapState<TimeWindow, int64_t>("_window-counts");
+    elements_ = &states->template GetMapState<std::pair<TimeWindow, int64_t>, T>("_window-elements");
+  }
+  std::vector<TimeWindow> Windows() {
+    std::vector<TimeWindow> out;
+    for (auto& [w, unused] : counts_->Entries()) out.push_back(w);
+    return out;
+  }
+  bool Add(const TimeWindow& w, const T& record) {
+    auto count = counts_->Get(w);
+    int64_t n = count.value_or(0);
+    elements_->Put({w, n}, record);
+    counts_->Put(w, n + 1);
+    return !count;
+  }
+  void Merge(const std::vector<TimeWindow>& from, const TimeWindow& into) {
+    std::vector<T> moved;
+    for (const TimeWindow& w : from) {
+      for (T& e : Take(w)) moved.push_back(std::move(e));
+    }
+    for (size_t i = 0; i < moved.size(); ++i) elements_->Put({into, static_cast<int64_t>(i)}, moved[i]);
+    if (!moved.empty()) counts_->Put(into, static_cast<int64_t>(moved.size()));
+  }
+  void Fire(const K& key, const WindowContext& ctx, Collector<Result>& out) {
+    if (!counts_->Contains(ctx.window())) return;
+    emit_(key, ctx, Elements(ctx.window()), out);
+  }
+  void Remove(const TimeWindow& w) { Take(w); }
+
+ private:
+  // The records of `w` in the order they were added.
+  std::vector<T> Elements(const TimeWindow& w) {
+    std::vector<std::pair<int64_t, T>> found;
+    for (auto& [at, e] : elements_->Entries()) {
+      if (at.first == w) found.emplace_back(at.second, std::move(e));
+    }
+    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<T> out;
+    out.reserve(found.size());
+    for (auto& [unused, e] : found) out.push_back(std::move(e));
+    return out;
+  }
+  // Removes the window's records and returns them.
+  std::vector<T> Take(const TimeWindow& w) {
+    std::vector<T> out = Elements(w);
+    for (size_t i = 0; i < out.size(); ++i) elements_->Remove({w, static_cast<int64_t>(i)});
+    counts_->Remove(w);
+    return out;
+  }
+
+  Emit emit_;
+  MapState<TimeWindow, int64_t>* counts_ = nullptr;
+  MapState<std::pair<TimeWindow, int64_t>, T>* elements_ = nullptr;
+};
+
+// What a window operator with a late-data side output emits: a window result or a late
+// record (split again by the nodes that GetSideOutput and the main stream add).
+template <class Result, class T>
+struct WindowOutput {
+  std::optional<Result> result;
+  std::optional<T> late;
+  WEIR_FIELDS(result, late)
+};
+
+template <class Result, class T>
+class WrapResults final : public Output<Result> {
+ public:
+  void Collect(const Result& r) override {
+    out_->Collect(WindowOutput<Result, T>{r, std::nullopt});
+  }
+  Output<WindowOutput<Result, T>>* out_ = nullptr;
+};
+
+// One window operator for every assigner and window function. `Contents` keeps the
+// windows' contents (AccumulatorContents, ElementContents); with kLateSideOutput the
+// operator emits WindowOutput<Result, T>, late records included, else Result.
+template <class K, class T, class Result, class KeyF, class Assigner, class Contents, bool kLateSideOutput = false>
+class WindowOperator final
+    : public KeyedOperatorBase<K>,
+      public WithOutput<std::conditional_t<kLateSideOutput, WindowOutput<Result, T>, Result>>,
+      public Output<T> {
+  using Out = std::conditional_t<kLateSideOutput, WindowOutput<Result, T>, Result>;
+
+ public:
+  WindowOperator(KeyF key_fn, Assigner assigner, int64_t allowed_lateness_ms, Contents contents)
       : key_fn_(std::move(key_fn)), assigner_(std::move(assigner)), lateness_(allowed_lateness_ms),
-        fns_(std::move(fns)) {}
+        contents_(std::move(contents)) {}
   OutputBase* Input() override { return static_cast<Output<T>*>(this); }
+  void SetOutput(OutputBase* out) override {
+    WithOutput<Out>::SetOutput(out);
+    if constexpr (kLateSideOutput) {
+      wrap_.out_ = this->out_;
+      results_ = &wrap_;
+    } else {
+      results_ = this->out_;
+    }
+  }
   void Open() override {
-    contents_ = &this->keyed_context_->template GetMapState<TimeWindow, Acc>("_window-contents");
+    contents_.Open(this->backend_.get());
     timers_ = std::make_unique<TimerService<K>>(this->backend_.get(), "_window-timers");
     timers_->Restore();
   }
@@ -152,27 +356,30 @@ class WindowOperator final : public KeyedOperatorBase<K>, public WithOutput<Out>
     }
     windows_.clear();
     assigner_.AssignWindows(ts, &windows_);
-    const int64_t watermark = timers_->CurrentWatermark();
-    for (const TimeWindow& w : windows_) {
-      if constexpr (Assigner::kEventTime) {
-        if (CleanupTime(w) <= watermark) continue;  // later than the allowed lateness: dropped
+    bool skipped = true;
+    for (const TimeWindow& assigned : windows_) {
+      TimeWindow w = assigned;
+      std::vector<TimeWindow> merged;
+      if constexpr (Assigner::kMerging) w = MergeWith(assigned, &merged);
+      if (IsLate(w)) continue;  // later than the allowed lateness
+      skipped = false;
+      bool new_window;
+      if (merged.empty()) {
+        new_window = contents_.Add(w, record);
+      } else {
+        contents_.Merge(merged, w);
+        contents_.Add(w, record);
+        new_window = true;
       }
-      auto acc = contents_->Get(w);
-      const bool new_window = !acc;
-      Acc next = acc ? fns_.add(std::move(*acc), record) : fns_.init(record);
-      contents_->Put(w, next);
+      if (new_window) RegisterTimers(w);
       if constexpr (Assigner::kEventTime) {
-        if (w.MaxTimestamp() <= watermark) {
-          Fire(w, next);  // a late record within the allowed lateness fires the window again
-        } else if (new_window) {
-          timers_->RegisterEventTimeTimer(w.MaxTimestamp());
-        }
-        // A window's timers are registered with its first record (its contents live
-        // until its cleanup timer has fired).
-        if (new_window && lateness_ > 0) timers_->RegisterEventTimeTimer(CleanupTime(w));
-      } else if (new_window) {
-        timers_->RegisterProcessingTimeTimer(w.MaxTimestamp());
+        // A late record within the allowed lateness fires the window again.
+        if (w.MaxTimestamp() <= timers_->CurrentWatermark()) Fire(w);
       }
+      if (!merged.empty()) DeleteTimersOf(merged);
+    }
+    if (skipped && Assigner::kEventTime && CleanupTime(ts) <= timers_->CurrentWatermark()) {
+      if constexpr (kLateSideOutput) this->out_->Collect(Out{std::nullopt, record});
     }
   }
 
@@ -186,32 +393,96 @@ class WindowOperator final : public KeyedOperatorBase<K>, public WithOutput<Out>
   }
 
  private:
-  int64_t CleanupTime(const TimeWindow& w) const {
-    if (!Assigner::kEventTime) return w.MaxTimestamp();
-    int64_t max = w.MaxTimestamp();
-    return max > std::numeric_limits<int64_t>::max() - lateness_ ? std::numeric_limits<int64_t>::max()
-                                                                 : max + lateness_;
+  // The time at which a window's contents go: its end, plus the allowed lateness in event
+  // time (Flink's cleanupTime).
+  int64_t CleanupTime(const TimeWindow& w) const { return CleanupTime(w.MaxTimestamp()); }
+  int64_t CleanupTime(int64_t max_timestamp) const {
+    if (!Assigner::kEventTime) return max_timestamp;
+    return max_timestamp > std::numeric_limits<int64_t>::max() - lateness_ ? std::numeric_limits<int64_t>::max()
+                                                                         : max_timestamp + lateness_;
+  }
+  bool IsLate(const TimeWindow& w) const {
+    return Assigner::kEventTime && CleanupTime(w) <= timers_->CurrentWatermark();
+  }
+  // The window `w` becomes when merged with the current key's windows it intersects
+  // (those go into `merged`, in start order; empty when `w` is new or lies inside one).
+  TimeWindow MergeWith(const TimeWindow& w, std::vector<TimeWindow>* merged) {
+    TimeWindow cover = w;
+    for (const TimeWindow& existing : contents_.Windows()) {
+      if (!existing.Intersects(w)) continue;
+      merged->push_back(existing);
+      cover.start = std::min(cover.start, existing.start);
+      cover.end = std::max(cover.end, existing.end);
+    }
+    std::sort(merged->begin(), merged->end());
+    if (merged->size() == 1 && merged->front() == cover) merged->clear();  // no change of windows
+    return cover;
+  }
+  // A window's timers are registered when it is made (its contents live until its
+  // cleanup timer has fired).
+  void RegisterTimers(const TimeWindow& w) {
+    if constexpr (Assigner::kEventTime) {
+      if (w.MaxTimestamp() > timers_->CurrentWatermark()) timers_->RegisterEventTimeTimer(w.MaxTimestamp());
+      if (lateness_ > 0) timers_->RegisterEventTimeTimer(CleanupTime(w));
+    } else {
+      timers_->RegisterProcessingTimeTimer(w.MaxTimestamp());
+    }
+  }
+  // Deletes the timers of windows merged away, except those a window of the key still
+  // needs (two windows' times may coincide).
+  void DeleteTimersOf(const std::vector<TimeWindow>& gone) {
+    const std::vector<TimeWindow> live = contents_.Windows();
+    auto needed = [&](int64_t ts) {
+      return std::any_of(live.begin(), live.end(), [&](const TimeWindow& w) {
+        return w.MaxTimestamp() == ts || (lateness_ > 0 && CleanupTime(w) == ts);
+      });
+    };
+    for (const TimeWindow& w : gone) {
+      if constexpr (Assigner::kEventTime) {
+        if (!needed(w.MaxTimestamp())) timers_->DeleteEventTimeTimer(w.MaxTimestamp());
+        if (lateness_ > 0 && !needed(CleanupTime(w))) timers_->DeleteEventTimeTimer(CleanupTime(w));
+      } else {
+        if (!needed(w.MaxTimestamp())) timers_->DeleteProcessingTimeTimer(w.MaxTimestamp());
+      }
+    }
   }
   // A timer of the current key at `ts`: fires the windows that end there and drops the
   // contents of those whose lateness ran out.
   void OnTimer(int64_t ts) {
-    for (const auto& [w, acc] : contents_->Entries()) {
-      if (w.MaxTimestamp() == ts) Fire(w, acc);
-      if (CleanupTime(w) == ts) contents_->Remove(w);
+    for (const TimeWindow& w : contents_.Windows()) {
+      if (w.MaxTimestamp() == ts) Fire(w);
+      if (CleanupTime(w) == ts) contents_.Remove(w);
     }
   }
-  void Fire(const TimeWindow& w, const Acc& acc) {
+  void Fire(const TimeWindow& w) {
     SetCurrentRecordTimestamp(w.MaxTimestamp());
-    fns_.emit(this->backend_->current_key(), w, acc, *this->out_);
+    contents_.Fire(this->backend_->current_key(), WindowContext(w, timers_->CurrentWatermark()), *results_);
   }
 
   KeyF key_fn_;
   Assigner assigner_;
   int64_t lateness_;
-  WindowFunctions<K, T, Acc, Out> fns_;
-  MapState<TimeWindow, Acc>* contents_ = nullptr;
+  Contents contents_;
   std::unique_ptr<TimerService<K>> timers_;
   std::vector<TimeWindow> windows_;
+  Output<Result>* results_ = nullptr;
+  WrapResults<Result, T> wrap_;
+};
+
+// The main stream (window results) or the late-data side output of a window operator
+// with a late-data side output.
+template <class Result, class T, bool kLate>
+class WindowOutputSelector final : public WithOutput<std::conditional_t<kLate, T, Result>>,
+                                   public Output<WindowOutput<Result, T>> {
+ public:
+  OutputBase* Input() override { return static_cast<Output<WindowOutput<Result, T>>*>(this); }
+  void Collect(const WindowOutput<Result, T>& r) override {
+    if constexpr (kLate) {
+      if (r.late) this->out_->Collect(*r.late);
+    } else {
+      if (r.result) this->out_->Collect(*r.result);
+    }
+  }
 };
 
 // Takes each record's timestamp from a WatermarkStrategy and makes the watermarks

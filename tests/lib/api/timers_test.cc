@@ -142,15 +142,19 @@ class CollectingOutput final : public weir::Output<std::string> {
 template <class Assigner>
 struct WindowHarness {
   using KeyF = int64_t (*)(const int64_t&);
-  using Operator = weir::internal::WindowOperator<int64_t, int64_t, int64_t, std::string, KeyF, Assigner>;
+  using Contents = weir::internal::AccumulatorContents<int64_t, int64_t, int64_t, std::string>;
+  using Operator = weir::internal::WindowOperator<int64_t, int64_t, std::string, KeyF, Assigner, Contents>;
 
   WindowHarness(Assigner assigner, int64_t lateness)
       : op([](const int64_t& n) { return n % 2; }, assigner, lateness,
-           {[](const int64_t& v) { return v; }, [](int64_t acc, const int64_t& v) { return acc + v; },
-            [](const int64_t& key, const weir::TimeWindow& w, const int64_t& sum, weir::Collector<std::string>& out) {
-              out.Collect(std::to_string(w.start) + "-" + std::to_string(w.end) + ":" + std::to_string(key) + "=" +
-                          std::to_string(sum));
-            }}) {
+           Contents({[](const int64_t& v) { return v; }, [](int64_t acc, const int64_t& v) { return acc + v; },
+                     [](int64_t a, const int64_t& b) { return a + b; },
+                     [](const int64_t& key, const weir::WindowContext& ctx, const int64_t& sum,
+                        weir::Collector<std::string>& out) {
+                       const weir::TimeWindow& w = ctx.window();
+                       out.Collect(std::to_string(w.start) + "-" + std::to_string(w.end) + ":" +
+                                   std::to_string(key) + "=" + std::to_string(sum));
+                     }})) {
     weir::OperatorContext ctx;
     ctx.operator_name = "windows";
     op.Setup(ctx);

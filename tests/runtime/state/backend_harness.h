@@ -98,6 +98,8 @@ class Backend {
   const std::string& type() const { return type_; }
   KeyedStates<int64_t>& states() { return *states_; }
   KeyedStateBackend& backend() { return states_->backend(); }
+  // The byte-level backend a keyed operator is given (null for "hashmap").
+  BytesKeyedStateBackend* bytes() { return bytes_.get(); }
 
   // A snapshot written at once, as checkpoint `id` of `dir` (shared files in
   // dir/shared): its keyed state handle.

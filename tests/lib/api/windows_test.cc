@@ -1,0 +1,262 @@
+// Session windows (merging, on event and processing time), process window functions
+// (all of a window's records, or the one result of a reduce or aggregate) and the
+// late-data side output, on one window operator subtask with its state on the heap; and
+// the stream graph the window API builds for them.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "lib/api/connectors/sequence_source.h"
+#include "lib/api/stream.h"
+#include "lib/api/windows.h"
+#include "lib/common/time_util.h"
+
+namespace {
+
+using weir::TimeWindow;
+using weir::WindowContext;
+using Lines = std::vector<std::string>;
+using KeyF = int64_t (*)(const int64_t&);
+
+int64_t ByParity(const int64_t& n) { return n % 2; }
+
+std::string Describe(const TimeWindow& w) { return std::to_string(w.start) + "-" + std::to_string(w.end); }
+
+// Records what a window operator emits: results as "<line>@<timestamp>", late records as
+// "late <n>@<timestamp>".
+template <class Result, class T>
+class Collecting final : public weir::Output<Result>, public weir::Output<weir::internal::WindowOutput<Result, T>> {
+ public:
+  void Collect(const Result& r) override { lines.push_back(r + At()); }
+  void Collect(const weir::internal::WindowOutput<Result, T>& o) override {
+    if (o.result) lines.push_back(*o.result + At());
+    if (o.late) lines.push_back("late " + std::to_string(*o.late) + At());
+  }
+  Lines lines;
+
+ private:
+  static std::string At() { return "@" + std::to_string(weir::CurrentRecordTimestamp()); }
+};
+
+// A window operator subtask as the runtime sets it up (state on the heap).
+template <class Assigner, class Contents, bool kLate = false>
+struct Windows {
+  using Operator = weir::internal::WindowOperator<int64_t, int64_t, std::string, KeyF, Assigner, Contents, kLate>;
+  Windows(Assigner assigner, int64_t lateness, Contents contents) : op(ByParity, assigner, lateness, contents) {
+    weir::OperatorContext ctx;
+    ctx.operator_name = "windows";
+    op.Setup(ctx);
+    if constexpr (kLate) {
+      op.SetOutput(static_cast<weir::Output<weir::internal::WindowOutput<std::string, int64_t>>*>(&out));
+    } else {
+      op.SetOutput(static_cast<weir::Output<std::string>*>(&out));
+    }
+    op.Open();
+  }
+  void Record(int64_t value, int64_t ts) {
+    weir::SetCurrentRecordTimestamp(ts);
+    op.Collect(value);
+  }
+  Operator op;
+  Collecting<std::string, int64_t> out;
+};
+
+// Sums, "<window>:<key>=<sum>".
+using SumContents = weir::internal::AccumulatorContents<int64_t, int64_t, int64_t, std::string>;
+SumContents Sums() {
+  return SumContents({[](const int64_t& v) { return v; }, [](int64_t acc, const int64_t& v) { return acc + v; },
+                      [](int64_t a, const int64_t& b) { return a + b; },
+                      [](const int64_t& key, const WindowContext& ctx, const int64_t& sum,
+                         weir::Collector<std::string>& out) {
+                        out.Collect(Describe(ctx.window()) + ":" + std::to_string(key) + "=" + std::to_string(sum));
+                      }});
+}
+
+// All records, "<window>:<key>=[a b c] wm=<watermark>".
+class ListElements final : public weir::ProcessWindowFunction<int64_t, int64_t, std::string> {
+ public:
+  void Process(const int64_t& key, const Context& ctx, const std::vector<int64_t>& elements,
+               weir::Collector<std::string>& out) override {
+    std::string list;
+    for (int64_t e : elements) list += (list.empty() ? "" : " ") + std::to_string(e);
+    out.Collect(Describe(ctx.window()) + ":" + std::to_string(key) + "=[" + list + "] wm=" +
+                std::to_string(ctx.CurrentWatermark()));
+  }
+};
+using ElementContents = weir::internal::ElementContents<int64_t, int64_t, std::string>;
+ElementContents AllElements() {
+  return ElementContents([fn = ListElements()](const int64_t& key, const WindowContext& ctx,
+                                                const std::vector<int64_t>& elements,
+                                                weir::Collector<std::string>& out) mutable {
+    fn.Process(key, ctx, elements, out);
+  });
+}
+
+}  // namespace
+
+TEST_CASE("session windows: a record opens a window of gap ms, and windows that overlap or touch merge",
+          "[api][windows]") {
+  std::vector<TimeWindow> w;
+  weir::EventTimeSessionWindows::WithGap(10).AssignWindows(5, &w);
+  CHECK(w == std::vector<TimeWindow>{{5, 15}});
+  CHECK(TimeWindow{0, 10}.Intersects({10, 20}));
+  CHECK(TimeWindow{0, 10}.Intersects({5, 8}));
+  CHECK_FALSE(TimeWindow{0, 10}.Intersects({11, 20}));
+  CHECK_THROWS_WITH(weir::EventTimeSessionWindows::WithGap(0), Catch::Contains("gap must be positive"));
+  CHECK_THROWS_WITH(weir::ProcessingTimeSessionWindows::WithGap(-5), Catch::Contains("gap must be positive"));
+}
+
+TEST_CASE("session windows: a record between two sessions merges them and their contents", "[api][windows]") {
+  Windows h(weir::EventTimeSessionWindows::WithGap(10), 0, Sums());
+  h.Record(1, 1);    // [1, 11)
+  h.Record(13, 12);  // [12, 22)
+  h.Record(3, 30);   // [30, 40)
+  h.Record(5, 40);   // [40, 50) touches [30, 40): [30, 50)
+  h.Record(2, 7);    // other key: [7, 17)
+  h.op.ProcessWatermark(9);
+  CHECK(h.out.lines.empty());
+  h.Record(7, 10);             // [10, 20) bridges [1, 11) and [12, 22): [1, 22)
+  h.op.ProcessWatermark(16);
+  CHECK(h.out.lines == Lines{"7-17:0=2@16"});
+  h.op.ProcessWatermark(20);
+  CHECK(h.out.lines == Lines{"7-17:0=2@16"});  // the merged windows' timers are gone
+  h.op.ProcessWatermark(21);
+  CHECK(h.out.lines == Lines{"7-17:0=2@16", "1-22:1=21@21"});
+  h.op.ProcessWatermark(weir::kMaxWatermark);
+  CHECK(h.out.lines == Lines{"7-17:0=2@16", "1-22:1=21@21", "30-50:1=8@49"});
+}
+
+TEST_CASE("session windows: a late record within the allowed lateness merges and fires the session again",
+          "[api][windows]") {
+  Windows h(weir::EventTimeSessionWindows::WithGap(10), 20, Sums());
+  h.Record(1, 100);  // [100, 110)
+  h.op.ProcessWatermark(115);
+  CHECK(h.out.lines == Lines{"100-110:1=1@109"});
+  h.Record(3, 95);  // [95, 105) merges: [95, 110) is past the watermark, fired at once
+  CHECK(h.out.lines == Lines{"100-110:1=1@109", "95-110:1=4@109"});
+  h.Record(5, 108);  // [108, 118) overlaps: [95, 118), not due yet
+  h.op.ProcessWatermark(116);
+  CHECK(h.out.lines.size() == 2);
+  h.op.ProcessWatermark(117);
+  CHECK(h.out.lines == Lines{"100-110:1=1@109", "95-110:1=4@109", "95-118:1=9@117"});
+  h.op.ProcessWatermark(141);  // past the cleanup time of [95, 118): 117 + 20
+  h.Record(7, 110);            // [110, 120) is too late: 119 + 20 <= 141
+  h.op.ProcessWatermark(weir::kMaxWatermark);
+  CHECK(h.out.lines.size() == 3);
+}
+
+TEST_CASE("session windows on processing time merge by the wall clock", "[api][windows]") {
+  Windows h(weir::ProcessingTimeSessionWindows::WithGap(3600 * 1000), 0, AllElements());
+  const int64_t before = weir::NowMillis();
+  h.Record(1, weir::kNoTimestamp);
+  h.Record(3, weir::kNoTimestamp);
+  h.Record(2, weir::kNoTimestamp);
+  const int64_t next = h.op.NextProcessingTime();
+  CHECK(next >= before + 3600 * 1000 - 1);
+  h.op.AdvanceProcessingTime(next - 1);
+  CHECK(h.out.lines.empty());
+  h.op.AdvanceProcessingTime(next + 10);  // both keys' sessions end within the same few ms
+  h.op.AdvanceProcessingTime(next + 3600 * 1000);
+  REQUIRE(h.out.lines.size() == 2);
+  std::sort(h.out.lines.begin(), h.out.lines.end());
+  CHECK_THAT(h.out.lines[0], Catch::Contains(":0=[2]"));
+  CHECK_THAT(h.out.lines[1], Catch::Contains(":1=[1 3]"));
+}
+
+TEST_CASE("process window functions get the window, its records in order and the watermark", "[api][windows]") {
+  Windows h(weir::TumblingEventTimeWindows::Of(10), 0, AllElements());
+  h.Record(5, 3);
+  h.Record(1, 1);
+  h.Record(3, 9);
+  h.Record(4, 2);
+  h.Record(7, 12);
+  h.op.ProcessWatermark(10);
+  CHECK(h.out.lines == Lines{"0-10:0=[4] wm=10@9", "0-10:1=[5 1 3] wm=10@9"});
+  h.op.ProcessWatermark(weir::kMaxWatermark);
+  CHECK(h.out.lines.back() == "10-20:1=[7] wm=" + std::to_string(weir::kMaxWatermark) + "@19");
+}
+
+TEST_CASE("process window functions over session windows see the merged sessions' records", "[api][windows]") {
+  Windows h(weir::EventTimeSessionWindows::WithGap(5), 0, AllElements());
+  h.Record(1, 0);
+  h.Record(3, 10);
+  h.Record(5, 20);
+  h.Record(7, 5);   // [5, 10) touches [0, 5) and [10, 15): [0, 15)
+  h.Record(9, 12);  // [12, 17): [0, 17)
+  h.Record(11, 2);  // inside [0, 17)
+  h.op.ProcessWatermark(weir::kMaxWatermark);
+  const std::string wm = " wm=" + std::to_string(weir::kMaxWatermark);
+  CHECK(h.out.lines == Lines{"0-17:1=[1 3 7 9 11]" + wm + "@16", "20-25:1=[5]" + wm + "@24"});
+}
+
+TEST_CASE("late data goes to the side output, and within the allowed lateness fires the window again",
+          "[api][windows]") {
+  Windows<weir::TumblingEventTimeWindows, SumContents, true> h(weir::TumblingEventTimeWindows::Of(10), 5, Sums());
+  h.Record(1, 3);
+  h.op.ProcessWatermark(10);
+  CHECK(h.out.lines == Lines{"0-10:1=1@9"});
+  h.Record(3, 4);  // within the lateness: fires again, no side output
+  CHECK(h.out.lines == Lines{"0-10:1=1@9", "0-10:1=4@9"});
+  h.op.ProcessWatermark(14);
+  h.Record(5, 2);  // 2 + 5 <= 14: late, to the side output with its own timestamp
+  h.Record(7, 14);  // on time for [10, 20)
+  h.op.ProcessWatermark(weir::kMaxWatermark);
+  CHECK(h.out.lines == Lines{"0-10:1=1@9", "0-10:1=4@9", "late 5@2", "10-20:1=7@19"});
+}
+
+TEST_CASE("window API: reduce and aggregate with a process window function, session merges need merge",
+          "[api][windows]") {
+  weir::StreamExecutionEnvironment env(2);
+  auto keyed = env.AddSource<int64_t>(weir::SequenceSource(1, 10), "numbers").KeyBy(ByParity);
+  class Wrap final : public weir::ProcessWindowFunction<int64_t, int64_t, std::string> {
+   public:
+    void Process(const int64_t& key, const Context& ctx, const std::vector<int64_t>& elements,
+                 weir::Collector<std::string>& out) override {
+      out.Collect(Describe(ctx.window()) + " " + std::to_string(elements.size()));
+    }
+  };
+  auto reduced = keyed.Window(weir::EventTimeSessionWindows::WithGap(5))
+                     .Reduce([](int64_t a, int64_t b) { return a + b; }, Wrap());
+  CHECK(env.node(reduced.node_id()).name == "Window Reduce");
+  weir::AggregateFunction<int64_t, int64_t, int64_t> count{[] { return int64_t{0}; },
+                                                           [](const int64_t&, int64_t acc) { return acc + 1; },
+                                                           [](const int64_t& acc) { return acc; }};
+  auto aggregated = keyed.Window(weir::TumblingEventTimeWindows::Of(5)).Aggregate(count, Wrap());
+  CHECK(env.node(aggregated.node_id()).name == "Window Aggregate");
+  CHECK_THROWS_WITH(keyed.Window(weir::EventTimeSessionWindows::WithGap(5)).Aggregate(count),
+                    Catch::Contains("give the AggregateFunction a merge function"));
+  count.merge = [](int64_t a, const int64_t& b) { return a + b; };
+  CHECK_NOTHROW(keyed.Window(weir::EventTimeSessionWindows::WithGap(5)).Aggregate(count));
+}
+
+TEST_CASE("window API: the late-data side output is a node of its own, named and uid'ed after the window",
+          "[api][windows]") {
+  weir::StreamExecutionEnvironment env(2);
+  auto keyed = env.AddSource<int64_t>(weir::SequenceSource(1, 10), "numbers").KeyBy(ByParity);
+  weir::OutputTag<int64_t> late("late");
+  auto sums = keyed.Window(weir::TumblingEventTimeWindows::Of(5))
+                  .SideOutputLateData(late)
+                  .Reduce([](int64_t a, int64_t b) { return a + b; });
+  sums.Name("Sums").Uid("sums").SetParallelism(3);
+  auto late_data = sums.GetSideOutput(late);
+  const weir::StreamNode& window = env.node(sums.node_id() - 1);
+  CHECK(window.name == "Sums");
+  CHECK(window.uid == "sums");
+  CHECK(window.is_keyed);
+  CHECK(env.node(sums.node_id()).uid == "sums (results)");
+  CHECK(env.node(sums.node_id()).parallelism == 3);
+  CHECK(env.node(late_data.node_id()).uid == "sums (late data)");
+  CHECK(env.node(late_data.node_id()).parallelism == 3);
+  CHECK(env.node(late_data.node_id()).timestamped);
+  CHECK(sums.GetSideOutput(late).node_id() == late_data.node_id());  // one node per tag
+
+  CHECK_THROWS_WITH(sums.GetSideOutput(weir::OutputTag<int64_t>("other")), Catch::Contains("no side output named 'other'"));
+  CHECK_THROWS_WITH(sums.GetSideOutput(weir::OutputTag<std::string>("late")), Catch::Contains("record type"));
+  auto plain = keyed.Window(weir::TumblingEventTimeWindows::Of(5)).Reduce([](int64_t a, int64_t b) { return a + b; });
+  CHECK_THROWS_WITH(plain.GetSideOutput(late), Catch::Contains("SideOutputLateData"));
+  CHECK_THROWS_WITH(keyed.Window(weir::TumblingProcessingTimeWindows::Of(5)).SideOutputLateData(late),
+                    Catch::Contains("event time only"));
+  CHECK_THROWS_WITH(weir::OutputTag<int64_t>(""), Catch::Contains("non-empty id"));
+}

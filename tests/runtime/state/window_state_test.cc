@@ -1,0 +1,175 @@
+// Session windows keep their merged contents and timers in keyed state on both backends:
+// windows opened before a checkpoint, merged after a restore at parallelism 3 and fired
+// after another restore at parallelism 2 fire once each, where their key lives, with
+// every record; the timers of the windows merged away are gone from the state.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lib/api/windows.h"
+#include "tests/runtime/state/backend_harness.h"
+
+namespace {
+
+using weir::KeyedStateHandle;
+using weir::KeyGroupRange;
+using weir::TimeWindow;
+using namespace weir::testing;
+
+constexpr int64_t kKeys = 60;
+constexpr int64_t kGap = 20;
+constexpr int64_t kLateness = 10;
+
+// Records are key * 1000 + n.
+int64_t KeyOf(const int64_t& record) { return record / 1000; }
+using KeyF = int64_t (*)(const int64_t&);
+using Contents = weir::internal::ElementContents<int64_t, int64_t, std::string>;
+using Operator = weir::internal::WindowOperator<int64_t, int64_t, std::string, KeyF, weir::EventTimeSessionWindows,
+                                                Contents>;
+
+class Lines final : public weir::Output<std::string> {
+ public:
+  void Collect(const std::string& line) override { lines.push_back(line); }
+  std::vector<std::string> lines;
+};
+
+// "<key>:<start>-<end>=<n> <n>...", the records' n in the order they came.
+Contents ListRecords() {
+  return Contents([](const int64_t& key, const weir::WindowContext& ctx, const std::vector<int64_t>& records,
+                     weir::Collector<std::string>& out) {
+    std::string line = std::to_string(key) + ":" + std::to_string(ctx.window().start) + "-" +
+                       std::to_string(ctx.window().end) + "=";
+    for (int64_t r : records) line += std::to_string(r % 1000) + " ";
+    out.Collect(line);
+  });
+}
+
+// Subtask `index` of `parallelism` of a session window operator, its state in `type`,
+// restored from `handles`.
+class Subtask {
+ public:
+  Subtask(const std::string& type, int parallelism, int index, const std::vector<KeyedStateHandle>& handles)
+      : range_(weir::KeyGroupRangeForOperator(kMaxParallelism, parallelism, index)),
+        op_(KeyOf, weir::EventTimeSessionWindows::WithGap(kGap), kLateness, ListRecords()) {
+    weir::OperatorContext ctx;
+    ctx.operator_name = "sessions";
+    ctx.task.parallelism = parallelism;
+    ctx.task.subtask_index = index;
+    ctx.task.max_parallelism = kMaxParallelism;
+    if (type == "rocksdb") {
+      bytes_ = Backend::MustOpen(type, range_, handles);
+      ctx.keyed_backend = bytes_->bytes();
+    } else if (!handles.empty()) {
+      auto rows = weir::ReadKeyGroups(Overlapping(handles, range_), range_);
+      REQUIRE(rows.ok());
+      restored_.restored = true;
+      restored_.keyed = std::move(*rows);
+      ctx.restored = &restored_;
+    }
+    op_.Setup(ctx);
+    op_.SetOutput(&out_);
+    op_.Open();
+  }
+  bool Owns(int64_t key) const { return range_.Contains(weir::KeyGroupOf(key, kMaxParallelism)); }
+  void Record(int64_t key, int64_t n, int64_t ts) {
+    weir::SetCurrentRecordTimestamp(ts);
+    op_.Collect(key * 1000 + n);
+  }
+  KeyedStateHandle Snapshot(const std::string& dir, weir::SnapshotOptions options) {
+    auto snapshot = op_.SnapshotState(options);
+    auto handles = snapshot.keyed->Write(*Backend::OutputOf(dir, options));
+    INFO(handles.status().ToString());
+    REQUIRE(handles.ok());
+    REQUIRE(handles->size() == 1);
+    return (*handles)[0];
+  }
+  Operator& op() { return op_; }
+  std::vector<std::string>& lines() { return out_.lines; }
+
+ private:
+  KeyGroupRange range_;
+  std::unique_ptr<Backend> bytes_;
+  weir::RestoredState restored_;
+  Operator op_;
+  Lines out_;
+};
+
+}  // namespace
+
+TEST_CASE("session windows: merged across a restore at p=3, fired after one at p=2, on both backends",
+          "[state][windows]") {
+  const std::string type = GENERATE("hashmap", "rocksdb");
+  std::vector<weir::SnapshotOptions> modes{Full(1)};
+  if (type == "rocksdb") modes.push_back(Incremental(1));
+  for (weir::SnapshotOptions first : modes) {
+    INFO(type << (first.incremental ? ", incremental" : ", full"));
+    ScratchDir dir;
+    std::vector<KeyedStateHandle> at_one;
+    {
+      Subtask one(type, 1, 0, {});
+      for (int64_t k = 0; k < kKeys; ++k) {
+        one.Record(k, 1, 0);    // [0, 20)
+        one.Record(k, 2, 30);   // [30, 50)
+        one.Record(k, 3, 500);  // [500, 520)
+      }
+      one.op().ProcessWatermark(5);
+      CHECK(one.lines().empty());
+      at_one.push_back(one.Snapshot(dir / "p1", first));
+    }
+    std::vector<KeyedStateHandle> at_three;
+    for (int i = 0; i < 3; ++i) {
+      Subtask s(type, 3, i, at_one);
+      for (int64_t k = 0; k < kKeys; ++k) {
+        if (s.Owns(k)) s.Record(k, 4, 20);  // [20, 40) touches both: [0, 50)
+      }
+      CHECK(s.lines().empty());
+      weir::SnapshotOptions next = first;
+      next.checkpoint_id = 2;
+      at_three.push_back(s.Snapshot(dir / ("p3-" + std::to_string(i)), next));
+    }
+
+    // What the state holds for every key: the merged session and the untouched one, and
+    // the timers of those two only (end - 1 and cleanup time).
+    {
+      auto all = Backend::MustOpen(type, {0, kMaxParallelism - 1}, at_three);
+      for (int64_t k = 0; k < kKeys; ++k) {
+        INFO("key " << k);
+        all->states().SetCurrentKey(k);
+        auto counts = all->states().GetMapState<TimeWindow, int64_t>("_window-counts").Entries();
+        std::sort(counts.begin(), counts.end());
+        CHECK(counts == std::vector<std::pair<TimeWindow, int64_t>>{{{0, 50}, 3}, {{500, 520}, 1}});
+        std::set<int64_t> timers;
+        for (auto& [ts, unused] : all->states().GetMapState<int64_t, bool>("_window-timers-event-time").Entries()) {
+          timers.insert(ts);
+        }
+        CHECK(timers == std::set<int64_t>{49, 59, 519, 529});
+      }
+    }
+
+    std::map<std::string, int> fired;
+    for (int i = 0; i < 2; ++i) {
+      Subtask s(type, 2, i, at_three);
+      s.op().ProcessWatermark(48);
+      CHECK(s.lines().empty());
+      s.op().ProcessWatermark(49);
+      for (const auto& line : s.lines()) {
+        CHECK(s.Owns(std::stoll(line.substr(0, line.find(':')))));
+        ++fired[line];
+      }
+      s.lines().clear();
+      s.op().ProcessWatermark(weir::kMaxWatermark);
+      for (const auto& line : s.lines()) ++fired[line];
+    }
+    std::map<std::string, int> expected;
+    for (int64_t k = 0; k < kKeys; ++k) {
+      expected[std::to_string(k) + ":0-50=1 2 4 "] = 1;
+      expected[std::to_string(k) + ":500-520=3 "] = 1;
+    }
+    CHECK(fired == expected);
+  }
+}
