@@ -94,6 +94,18 @@ expect_rc 0
 pass
 kill "$RUNTIME_PID" 2>/dev/null; wait "$RUNTIME_PID" 2>/dev/null || true
 
+check "injected failures under backpressure: restored from unaligned checkpoints, every number once"
+out="$tmp/out-failures"
+run "$WEIR" run -p 3 -D "rest.port=$(free_port)" "${unaligned[@]}" -D restart-strategy.type=fixed-delay \
+  -D restart-strategy.fixed-delay.attempts=10 -D restart-strategy.fixed-delay.delay=0s "$NUMBER_SUM" \
+  --count 20000 --keys 16 --rate 20000 --sink-rate 4000 --fail-at 4001,9002,15003 --output "$out"
+expect_rc 0
+attempts="$(ls "$out" | sed -n 's/^part-\([0-9a-f]*\)-.*/\1/p' | sort -u | wc -l)"
+((attempts >= 2)) || fail "the committed files come from $attempts attempt(s): the injected failures did not restart the job"
+expected_number_sum 20000 "$tmp/expected-failures" 16
+expect_committed "$tmp/expected-failures" "$out" "number_sum through 3 injected failures"
+pass
+
 count=60000
 keys=16
 out="$tmp/out-kill"
