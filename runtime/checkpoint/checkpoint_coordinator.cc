@@ -214,9 +214,9 @@ void CheckpointCoordinator::Loop() {
       TriggerLocked(lock, std::move(request));
       continue;
     }
-    int checkpoints_pending = 0;
-    for (const auto& [id, p] : pending_) checkpoints_pending += p->is_savepoint() ? 0 : 1;
-    const bool slot_free = running_ && checkpoints_pending < settings_.max_concurrent;
+    // A pending savepoint takes a slot too, as in Flink: a checkpoint triggered during a
+    // savepoint's alignment would subsume it (an unaligned one always would).
+    const bool slot_free = running_ && static_cast<int>(pending_.size()) < settings_.max_concurrent;
     if (slot_free && !checkpoint_requests_.empty()) {
       // Manually triggered checkpoints skip min-pause, as Flink's non-periodic requests do.
       TriggerLocked(lock, std::nullopt);

@@ -5,7 +5,8 @@
 // threads, keeps the retained ones (CompletedCheckpointStore), and tells the tasks
 // notifyCheckpointComplete / notifyCheckpointAborted.
 //
-// Rules (Flink's): ids only increase; at most max-concurrent checkpoints are pending;
+// Rules (Flink's): ids only increase; at most max-concurrent checkpoints are pending
+// (a pending savepoint counts: no checkpoint is triggered past it);
 // a new one starts no sooner than min-pause after the last one ended (completed or
 // aborted: an aborted checkpoint also delays the next trigger, so nothing spins); a
 // pending checkpoint older than the timeout expires; a decline aborts it; when

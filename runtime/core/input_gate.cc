@@ -236,7 +236,8 @@ int InputGate::OpenChannels() {
   return open;
 }
 
-void InputGate::StartCapture(int64_t id, const std::set<int>& delivered, Mail on_complete) {
+std::set<int64_t> InputGate::StartCapture(int64_t id, const std::set<int>& delivered, Mail on_complete) {
+  std::set<int64_t> overtaken;
   {
     std::lock_guard lock(mu_);
     capture_id_ = id;
@@ -251,6 +252,8 @@ void InputGate::StartCapture(int64_t id, const std::set<int>& delivered, Mail on
       for (Buffer& b : ch.queue) {
         if (b.is_data()) {
           ch.captured.push_back(b.data);
+        } else if (b.kind == Buffer::Kind::kBarrier && b.barrier.id < id) {
+          overtaken.insert(b.barrier.id);
         } else if ((b.kind == Buffer::Kind::kBarrier || b.kind == Buffer::Kind::kCancelBarrier) &&
                    b.barrier.id >= id) {
           if (b.kind == Buffer::Kind::kBarrier && b.barrier.id == id) b.kind = Buffer::Kind::kHandledBarrier;
@@ -273,6 +276,7 @@ void InputGate::StartCapture(int64_t id, const std::set<int>& delivered, Mail on
     }
   }
   consumer_cv_.notify_one();
+  return overtaken;
 }
 
 // Requires mu_.

@@ -115,8 +115,10 @@ class InputGate {
   // task drops it); a channel whose barrier has not arrived yet keeps being copied as
   // data is pushed into it, until its barrier `id`, an EndOfPartition or a cancel
   // barrier arrives. Once every channel is complete, `on_complete` is posted as mail
-  // (at once when every channel is complete already). One capture at a time.
-  void StartCapture(int64_t id, const std::set<int>& delivered, Mail on_complete);
+  // (at once when every channel is complete already). One capture at a time. Returns
+  // the ids of older checkpoint barriers found queued before the barriers `id`: the
+  // unaligned checkpoint overtook them, so their checkpoints cannot complete here.
+  std::set<int64_t> StartCapture(int64_t id, const std::set<int>& delivered, Mail on_complete);
   // The captured buffers per channel (call after `on_complete` ran); the capture ends.
   std::vector<std::vector<std::vector<uint8_t>>> TakeCapture();
   // Ends the capture (its checkpoint was aborted); its mail will not be posted.

@@ -889,9 +889,12 @@ void Task::StartUnalignedCheckpoint(CheckpointBarrier barrier, int delivered_cha
                                     "checkpoint " + std::to_string(older) + " was subsumed by " +
                                         std::to_string(barrier.id) + " while its in-flight data was captured");
   }
+  const int64_t started_before = impl.latest_started;
   std::set<int> delivered;
   if (impl.aligning == barrier.id) delivered = impl.barrier_channels;
   if (delivered_channel >= 0) delivered.insert(delivered_channel);
+  std::set<int64_t> subsumed;
+  if (impl.aligning >= 0 && impl.aligning < barrier.id) subsumed.insert(impl.aligning);
   NoteCheckpointStart(barrier);
   barrier.unaligned = true;
   if (impl.align_deadline_id <= barrier.id) impl.align_deadline_id = -1;
@@ -903,7 +906,15 @@ void Task::StartUnalignedCheckpoint(CheckpointBarrier barrier, int delivered_cha
   }
   const int64_t id = barrier.id;
   impl.capture = std::move(pending);
-  gate_->StartCapture(id, delivered, [this, id] { OnCaptureComplete(id); });
+  for (int64_t older : gate_->StartCapture(id, delivered, [this, id] { OnCaptureComplete(id); })) {
+    if (older > started_before) subsumed.insert(older);
+  }
+  // Checkpoints (a savepoint, say) whose barriers this one overtook cannot complete here.
+  for (int64_t older : subsumed) {
+    listener_->OnCheckpointDeclined(*this, older, CheckpointFailureReason::kSubsumed,
+                                    "checkpoint " + std::to_string(older) + " was overtaken by unaligned checkpoint " +
+                                        std::to_string(id));
+  }
 }
 
 void Task::OnCaptureComplete(int64_t checkpoint_id) {

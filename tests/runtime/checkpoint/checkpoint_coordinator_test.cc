@@ -270,3 +270,48 @@ TEST_CASE("coordinator: a checkpoint of the previous attempt is never completed,
     coordinator.Shutdown(weir::runtime::JobStatus::kCanceled);
   }
 }
+
+TEST_CASE("coordinator: a pending savepoint takes the max-concurrent slot; checkpoints resume after it",
+          "[checkpoint]") {
+  weir::testing::TempDir dir;
+  HooksRecorder rec;
+  CheckpointSettings s = Settings();
+  s.enabled = false;  // only the savepoint, then one requested checkpoint
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
+  coordinator.Start(1);
+  std::mutex mu;
+  std::optional<std::string> location;
+  coordinator.TriggerSavepoint(weir::runtime::CheckpointKind::kSavepoint, dir.path().string(),
+                               weir::SnapshotFormat::kCanonical, [&](weir::Result<std::string> r) {
+                                 std::lock_guard lock(mu);
+                                 location = r.ok() ? *r : r.status().ToString();
+                               });
+  REQUIRE(rec.WaitFor([&] { return rec.triggered.size() == 1; }));
+  const int64_t savepoint = rec.Triggered(0);
+  std::optional<int64_t> checkpoint;
+  REQUIRE(coordinator
+              .TriggerCheckpoint(weir::runtime::CheckpointTriggerType::kConfigured,
+                                 [&](weir::Result<int64_t> r) {
+                                   std::lock_guard lock(mu);
+                                   checkpoint = r.ok() ? *r : -1;
+                                 })
+              .ok());
+  // While the savepoint is pending no checkpoint is triggered: it would overtake it.
+  std::this_thread::sleep_for(100ms);
+  CHECK(rec.NumTriggered() == 1);
+  weir::OperatorSubtaskState snap;
+  coordinator.Acknowledge(0, 0, 0, savepoint, {{"op", snap}});
+  REQUIRE(rec.WaitFor([&] { return rec.triggered.size() == 2; }));
+  coordinator.Acknowledge(0, 0, 0, rec.Triggered(1), {{"op", snap}});
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  auto both_done = [&] {
+    std::lock_guard lock(mu);
+    return checkpoint.has_value() && location.has_value();
+  };
+  while (!both_done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  REQUIRE(both_done());
+  CHECK(*checkpoint == rec.Triggered(1));
+  CHECK(location->find("savepoint-") != std::string::npos);
+  coordinator.Shutdown(weir::runtime::JobStatus::kCanceled);
+}

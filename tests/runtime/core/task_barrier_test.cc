@@ -1004,3 +1004,21 @@ TEST_CASE("task barriers: savepoints are aligned even with unaligned checkpoints
   CHECK(ReducedKeys(ack) == Set{1, 10});
   CHECK_FALSE(ack.snapshots["sum"].channel_state.has_value());
 }
+
+TEST_CASE("task barriers: unaligned, a checkpoint that overtakes a queued savepoint barrier declines it",
+          "[runtime][barrier][unaligned]") {
+  Harness h(2, /*exactly_once=*/true, {.unaligned = true});
+  h.Data(0, {1});
+  h.Barrier(0, 1, CheckpointKind::kSavepoint);
+  h.Data(0, {2});
+  h.UnalignedBarrier(0, 2);
+  h.UnalignedBarrier(1, 2);
+  h.Start();
+  std::string reason;
+  REQUIRE(h.listener().WaitForDecline(1, &reason));
+  CHECK(reason.find("overtaken by unaligned checkpoint 2") != std::string::npos);
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(2, &ack));
+  CHECK(PersistedRecords(ack)[0] == std::vector<int64_t>{1, 2});
+  CHECK(h.listener().AckedIds() == std::vector<int64_t>{2});
+}
