@@ -83,21 +83,39 @@ class KeyGroupedMap {
   explicit KeyGroupedMap(int num_key_groups) : groups_(num_key_groups) {
     for (auto& g : groups_) g = std::make_shared<Group>();
   }
-  const S* Find(int kg, const K& key) const {
+  // `key` is a K or a HashedKeyRef<K>.
+  template <class Q>
+  const S* Find(int kg, const Q& key) const {
     const auto& m = groups_[kg]->map;
     auto it = m.find(key);
     return it == m.end() ? nullptr : &it->second;
   }
+  // For reads, and for changes in place when *writable: the map is not pinned.
+  S* FindEntry(int kg, const HashedKeyRef<K>& key, bool* writable) {
+    auto& g = *groups_[kg];
+    *writable = g.pins.load(std::memory_order_acquire) == 0;
+    auto it = g.map.find(key);
+    return it == g.map.end() ? nullptr : &it->second;
+  }
   // For changes in place: never a pinned map's entry.
-  S* FindMutable(int kg, const K& key) {
+  template <class Q>
+  S* FindMutable(int kg, const Q& key) {
     auto& m = Mutable(kg);
     auto it = m.find(key);
     return it == m.end() ? nullptr : &it->second;
   }
   S& GetOrInsert(int kg, const K& key) { return Mutable(kg)[key]; }
-  void Erase(int kg, const K& key) {
-    if (!groups_[kg]->map.count(key)) return;
-    Mutable(kg).erase(key);
+  S& GetOrInsert(int kg, const HashedKeyRef<K>& key) {
+    auto& m = Mutable(kg);
+    auto it = m.find(key);
+    if (it != m.end()) return it->second;
+    return m.try_emplace(key.key).first->second;
+  }
+  template <class Q>
+  void Erase(int kg, const Q& key) {
+    if (Find(kg, key) == nullptr) return;
+    auto& m = Mutable(kg);
+    m.erase(m.find(key));
   }
   Map& Mutable(int kg) {
     auto& g = groups_[kg];
@@ -236,13 +254,22 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
   // was routed by a different key than the one computed here (a key selector that is
   // not deterministic).
   void SetCurrentKey(const K& key) {
-    const int kg = KeyGroupOf(key, max_parallelism_);
+    const int32_t hash_code = KeyHashCode<K>::Of(key);
+    const int kg = AssignToKeyGroup(hash_code, max_parallelism_);
     if (!range_.Contains(kg)) [[unlikely]] ThrowKeyGroupOutOfRange(kg, range_);
     current_key_ = key;
+    current_hash_code_ = hash_code;
     current_kg_index_ = kg - range_.start;
+    ++current_key_version_;
   }
   const K& current_key() const { return current_key_; }
+  // The current key with the hash code its key group came from: the state tables look it
+  // up without hashing it again.
+  HashedKeyRef<K> current_hashed_key() const { return {current_key_, current_hash_code_}; }
   int current_kg_index() const { return current_kg_index_; }
+  // Changes with every SetCurrentKey: a state table's cached entry for the current key is
+  // valid while this stays the same.
+  uint64_t current_key_version() const { return current_key_version_; }
 
   const char* type() const override { return "hashmap"; }
   int max_parallelism() const override { return max_parallelism_; }
@@ -308,7 +335,9 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
   int max_parallelism_;
   KeyGroupRange range_;
   K current_key_{};
+  int32_t current_hash_code_ = KeyHashCode<K>::Of(K{});
   int current_kg_index_ = 0;
+  uint64_t current_key_version_ = 1;
   std::map<std::string, std::unique_ptr<KeyedStateTable>> tables_;
   std::map<std::string, std::shared_ptr<const RestoredKeyedState>> restored_;  // not yet registered
 };
@@ -321,9 +350,11 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   explicit TableBase(HeapKeyedStateBackend<K>* b) : backend_(b), map_(b->range().size()) {}
   void ForEachKey(const std::function<void(const K&)>& fn) const override { map_.ForEachKey(fn); }
   void ReadRow(int kg, std::string_view key, std::string_view value) override {
+    Uncache();
     Codec::template Read<typename KeyGroupedMap<K, S>::Map>(key, value, map_.Mutable(kg));
   }
   void ReadLegacyKeyGroup(int kg, DataInput& in) override {
+    Uncache();
     uint64_t n = in.ReadVarint();
     auto& m = map_.Mutable(kg);
     for (uint64_t i = 0; i < n; ++i) {
@@ -335,6 +366,7 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
     }
   }
   std::unique_ptr<KeyedTableSnapshot> Pin() override {
+    Uncache();  // a cached entry may be written in place no more
     class Pinned final : public KeyedTableSnapshot {
      public:
       explicit Pinned(std::vector<std::shared_ptr<typename KeyGroupedMap<K, S>::Group>> groups)
@@ -362,12 +394,48 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   size_t Size() const override { return map_.Size(); }
 
  protected:
-  const S* Find() const { return map_.Find(backend_->current_kg_index(), backend_->current_key()); }
-  S* FindMutable() { return map_.FindMutable(backend_->current_kg_index(), backend_->current_key()); }
-  S& GetOrInsert() { return map_.GetOrInsert(backend_->current_kg_index(), backend_->current_key()); }
-  void Erase() { map_.Erase(backend_->current_kg_index(), backend_->current_key()); }
+  // The current key's entry (nullptr when it has none). A record usually reads its key's
+  // state and then writes it: the entry found first is cached for the current key, so
+  // the write needs no second lookup. Entries of a std::unordered_map stay where they
+  // are when others are added; the cache is dropped when the entry may move or go
+  // (Erase, a restore) and when it stops being writable in place (Pin).
+  const S* Find() {
+    if (cached_version_ != backend_->current_key_version()) {
+      cached_ = map_.FindEntry(backend_->current_kg_index(), backend_->current_hashed_key(), &cached_writable_);
+      cached_version_ = backend_->current_key_version();
+    }
+    return cached_;
+  }
+  S* FindMutable() {
+    if (cached_version_ != backend_->current_key_version() || !cached_writable_) {
+      Cache(map_.FindMutable(backend_->current_kg_index(), backend_->current_hashed_key()));
+    }
+    return cached_;
+  }
+  S& GetOrInsert() {
+    if (cached_version_ != backend_->current_key_version() || !cached_writable_ || cached_ == nullptr) {
+      Cache(&map_.GetOrInsert(backend_->current_kg_index(), backend_->current_hashed_key()));
+    }
+    return *cached_;
+  }
+  void Erase() {
+    Uncache();
+    map_.Erase(backend_->current_kg_index(), backend_->current_hashed_key());
+  }
   HeapKeyedStateBackend<K>* backend_;
   KeyGroupedMap<K, S> map_;
+
+ private:
+  void Cache(S* writable_entry) {
+    cached_ = writable_entry;
+    cached_writable_ = true;
+    cached_version_ = backend_->current_key_version();
+  }
+  void Uncache() { cached_version_ = 0; }
+
+  S* cached_ = nullptr;
+  bool cached_writable_ = false;
+  uint64_t cached_version_ = 0;  // 0: nothing cached
 };
 
 template <class K, class V>
@@ -381,6 +449,9 @@ class HeapValueState final : public TableBase<K, V, ValueCodec<K, V>>, public Va
   }
   void Update(const V& value) override { this->GetOrInsert() = value; }
   void Clear() override { this->Erase(); }
+  // The current key's value, to change in place (nullptr when it has none): for the
+  // library's operators, which would otherwise copy it out and back in.
+  V* MutableValue() { return this->FindMutable(); }
 };
 
 template <class K, class V>

@@ -47,9 +47,17 @@ struct KeyHashCode<T, std::enable_if_t<std::is_integral_v<T> && (sizeof(T) == 8)
 };
 template <>
 struct KeyHashCode<std::string> {
+  // h = 31 * h + byte over the bytes, four bytes per step (31^4 = 923521, all mod 2^32):
+  // the same value as one byte per step, with a quarter of the dependent multiplies.
   static int32_t Of(const std::string& s) {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const size_t n = s.size();
     uint32_t h = 0;
-    for (unsigned char c : s) h = 31 * h + c;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      h = h * 923521u + p[i] * 29791u + p[i + 1] * 961u + p[i + 2] * 31u + p[i + 3];
+    }
+    for (; i < n; ++i) h = 31 * h + p[i];
     return static_cast<int32_t>(h);
   }
 };
@@ -61,17 +69,29 @@ struct KeyHashCode<std::pair<A, B>> {
   }
 };
 
+// A key and its hash code, computed once for the key group and reused for the lookup
+// in a keyed-state hash map (StableKeyHash and KeyEqual take it in place of a key).
+template <class K>
+struct HashedKeyRef {
+  const K& key;
+  int32_t hash_code;
+};
+
 // std::hash-compatible functor for keyed-state hash maps.
 template <class K>
 struct StableKeyHash {
-  size_t operator()(const K& k) const {
-    return static_cast<size_t>(static_cast<uint32_t>(KeyHashCode<K>::Of(k))) * 0x9e3779b97f4a7c15ULL;
+  using is_transparent = void;
+  static size_t Spread(int32_t hash_code) {
+    return static_cast<size_t>(static_cast<uint32_t>(hash_code)) * 0x9e3779b97f4a7c15ULL;
   }
+  size_t operator()(const K& k) const { return Spread(KeyHashCode<K>::Of(k)); }
+  size_t operator()(const HashedKeyRef<K>& k) const { return Spread(k.hash_code); }
 };
 
 // Equality for WEIR_FIELDS structs used as keys.
 template <class K>
 struct KeyEqual {
+  using is_transparent = void;
   bool operator()(const K& a, const K& b) const {
     if constexpr (HasWeirFields<K>::value) {
       return a.weir_fields() == b.weir_fields();
@@ -79,6 +99,8 @@ struct KeyEqual {
       return a == b;
     }
   }
+  bool operator()(const HashedKeyRef<K>& a, const K& b) const { return (*this)(a.key, b); }
+  bool operator()(const K& a, const HashedKeyRef<K>& b) const { return (*this)(a, b.key); }
 };
 
 inline int AssignToKeyGroup(int32_t hash_code, int max_parallelism) {

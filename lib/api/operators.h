@@ -171,25 +171,54 @@ class KeyedProcessOperator final : public KeyedOperatorBase<K>, public WithOutpu
 };
 
 // Rolling reduce per key (Flink's KeyedStream.reduce): emits the reduced value
-// after every record.
+// after every record. F is f(const T& previous, const T& record) -> T, or
+// f(T& accumulator, const T& record) -> void, which folds the record in place.
 template <class K, class T, class KeyF, class F>
 class ReduceOperator final : public KeyedOperatorBase<K>, public WithOutput<T>, public Output<T> {
  public:
   ReduceOperator(KeyF key_fn, F f) : key_fn_(std::move(key_fn)), f_(std::move(f)) {}
   OutputBase* Input() override { return static_cast<Output<T>*>(this); }
-  void Open() override { state_ = &this->keyed_context_->template GetState<T>("_reduce"); }
+  void Open() override {
+    state_ = &this->keyed_context_->template GetState<T>("_reduce");
+    heap_state_ = dynamic_cast<heap_internal::HeapValueState<K, T>*>(state_);
+  }
   void Collect(const T& r) override {
     this->backend_->SetCurrentKey(key_fn_(r));
+    if (heap_state_) {
+      // On the heap: reduced in place, not copied out of the state and back.
+      if (T* current = heap_state_->MutableValue()) {
+        Fold(*current, r);
+        this->out_->Collect(*current);
+      } else {
+        heap_state_->Update(r);
+        this->out_->Collect(r);
+      }
+      return;
+    }
     auto current = state_->Value();
-    T next = current ? f_(*current, r) : r;
-    state_->Update(next);
-    this->out_->Collect(next);
+    if (!current) {
+      state_->Update(r);
+      this->out_->Collect(r);
+      return;
+    }
+    Fold(*current, r);
+    state_->Update(*current);
+    this->out_->Collect(*current);
   }
 
  private:
+  void Fold(T& accumulator, const T& r) {
+    if constexpr (std::is_void_v<std::invoke_result_t<F&, T&, const T&>>) {
+      f_(accumulator, r);
+    } else {
+      accumulator = f_(std::as_const(accumulator), r);
+    }
+  }
+
   KeyF key_fn_;
   F f_;
   ValueState<T>* state_ = nullptr;
+  heap_internal::HeapValueState<K, T>* heap_state_ = nullptr;  // state_, when on the heap
 };
 
 template <class T, class S>

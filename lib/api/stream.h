@@ -202,7 +202,9 @@ class KeyedStream {
       return std::make_unique<internal::KeyedProcessOperator<K, T, Out, KeyF, Fn>>(key_fn, fn);
     });
   }
-  // Rolling reduce: emits f(previous, record) for every record of a key.
+  // Rolling reduce: emits f(previous, record) for every record of a key. f may also be
+  // f(T& accumulator, const T& record) -> void, folding the record in place (no copy of
+  // the accumulator per record).
   template <class F>
   DataStream<T> Reduce(F f) {
     auto key_fn = key_fn_;
@@ -215,12 +217,13 @@ class KeyedStream {
   WindowedStream<T, K, KeyF, Assigner> Window(Assigner assigner) {
     return WindowedStream<T, K, KeyF, Assigner>(env_, node_, key_fn_, std::move(assigner));
   }
-  // Rolling sum of arithmetic records, or of `.second` of pair records.
+  // Rolling sum of arithmetic records, or of `.second` of pair records (which keep the
+  // `.first` of their key's first record, as Flink's sum(1) keeps the other fields).
   DataStream<T> Sum() {
     if constexpr (std::is_arithmetic_v<T>) {
-      return Reduce([](const T& a, const T& b) { return a + b; });
+      return Reduce([](T& sum, const T& v) { sum += v; });
     } else {
-      return Reduce([](const T& a, const T& b) { return T{b.first, a.second + b.second}; });
+      return Reduce([](T& sum, const T& v) { sum.second += v.second; });
     }
   }
 

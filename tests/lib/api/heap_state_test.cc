@@ -247,3 +247,56 @@ TEST_CASE("heap state: a cancelled checkpoint stops writing", "[api][state]") {
   value.Update(2);
   CHECK(value.Value() == 2);
 }
+
+TEST_CASE("heap state: the entry cached for the current key is not written in place once a snapshot pins it",
+          "[api][state]") {
+  HeapKeyedStateBackend<std::string> backend(128, {0, 127});
+  auto& value = backend.GetValueState<int64_t>("v");
+  auto& reducing = backend.GetReducingState<int64_t>("r", [](int64_t a, int64_t b) { return a + b; });
+  backend.SetCurrentKey("word");
+  value.Update(1);
+  reducing.Add(1);
+  // Read (caches the entry), snapshot at the barrier, then write the same key again
+  // without a new SetCurrentKey: the write must go to a copy, not into the snapshot.
+  CHECK(value.Value() == 1);
+  CHECK(reducing.Get() == 1);
+  auto snapshot = backend.Snapshot({});
+  value.Update(2);
+  reducing.Add(1);
+  auto rows = weir::ReadKeyGroups(WriteSnapshot(std::move(snapshot)), {0, 127});
+  REQUIRE(rows.ok());
+  HeapKeyedStateBackend<std::string> restored(128, {0, 127});
+  restored.SetRestored(*rows);
+  restored.SetCurrentKey("word");
+  CHECK(restored.GetValueState<int64_t>("v").Value() == 1);
+  CHECK(restored.GetReducingState<int64_t>("r", [](int64_t a, int64_t b) { return a + b; }).Get() == 1);
+  CHECK(value.Value() == 2);
+  CHECK(reducing.Get() == 2);
+  // Cleared and set again under the same current key; other keys are not disturbed.
+  value.Clear();
+  CHECK_FALSE(value.Value().has_value());
+  value.Update(3);
+  backend.SetCurrentKey("other");
+  CHECK_FALSE(value.Value().has_value());
+  value.Update(4);
+  backend.SetCurrentKey("word");
+  CHECK(value.Value() == 3);
+}
+
+TEST_CASE("heap state: string keys find their entries with the hash code of SetCurrentKey", "[api][state]") {
+  HeapKeyedStateBackend<std::string> backend(128, {0, 127});
+  auto& value = backend.GetValueState<int64_t>("count");
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 2000; ++i) {
+      backend.SetCurrentKey("key-" + std::to_string(i));
+      value.Update(value.ValueOr(0) + i);
+    }
+  }
+  for (int i = 0; i < 2000; ++i) {
+    backend.SetCurrentKey("key-" + std::to_string(i));
+    REQUIRE(value.Value() == 3 * i);
+  }
+  size_t keys = 0;
+  backend.ForEachKey("count", [&](const std::string&) { ++keys; });
+  CHECK(keys == 2000);
+}

@@ -14,6 +14,23 @@ TEST_CASE("key groups: the same key groups as Flink for int, long and String key
   CHECK(weir::KeyGroupOf<int64_t>(1234567890123LL, 128) == 92);
 }
 
+TEST_CASE("key groups: String hash codes equal Java's String.hashCode at every length", "[api]") {
+  // Values of "...".hashCode() on the JVM.
+  CHECK(weir::KeyHashCode<std::string>::Of("") == 0);
+  CHECK(weir::KeyHashCode<std::string>::Of("a") == 97);
+  CHECK(weir::KeyHashCode<std::string>::Of("hello") == 99162322);
+  CHECK(weir::KeyHashCode<std::string>::Of("the quick brown fox") == 1302335171);
+  // The definition, h = 31 * h + c one byte at a time, for lengths around each step of 4.
+  std::string s;
+  for (int len = 0; len < 40; ++len) {
+    uint32_t h = 0;
+    for (unsigned char c : s) h = 31 * h + c;
+    INFO("length " << len);
+    CHECK(weir::KeyHashCode<std::string>::Of(s) == static_cast<int32_t>(h));
+    s.push_back(static_cast<char>('A' + (len * 7) % 60));
+  }
+}
+
 TEST_CASE("key groups: ranges cover every group exactly once, and agree with the operator index", "[api]") {
   for (int max_p : {1, 7, 128, 1000}) {
     for (int p = 1; p <= std::min(max_p, 13); ++p) {
