@@ -124,7 +124,7 @@ bool InputGate::TakeMail(Mail* mail) {
   return true;
 }
 
-InputGate::Next InputGate::Take(const std::function<void()>& on_idle, int64_t deadline_nanos, bool take_buffers) {
+InputGate::Next InputGate::Take(const std::function<bool()>& on_idle, int64_t deadline_nanos, bool take_buffers) {
   std::unique_lock lock(mu_);
   bool idle_ran = false;
   while (true) {
@@ -176,7 +176,7 @@ InputGate::Next InputGate::Take(const std::function<void()>& on_idle, int64_t de
     if (!idle_ran && on_idle) {
       idle_ran = true;
       lock.unlock();
-      on_idle();
+      take_buffers = on_idle() && take_buffers;
       lock.lock();
       continue;
     }

@@ -90,8 +90,9 @@ class InputGate {
   // Blocks until mail, a notice, a buffer from an unblocked channel (only if
   // `take_buffers`; else a WakeForOutput), the end of all channels, cancellation, or
   // `deadline_nanos` (monotonic; <0 = none). `on_idle` runs (unlocked) once before
-  // each wait, e.g. to flush the task's outputs.
-  Next Take(const std::function<void()>& on_idle, int64_t deadline_nanos = -1, bool take_buffers = true);
+  // it would wait, e.g. to flush the task's outputs, and returns whether buffers may
+  // still be taken (false: flushing filled the task's output).
+  Next Take(const std::function<bool()>& on_idle, int64_t deadline_nanos = -1, bool take_buffers = true);
   // Blocks until mail or cancellation (ignores the channels).
   Next WaitForMail();
   // Non-blocking: mail only.

@@ -535,7 +535,12 @@ void Task::RunInputLoop() {
       }
       continue;
     }
-    auto next = output_available ? gate_->Take([this] { FlushOutputs(); }, wake, impl.partial_channel < 0)
+    auto next = output_available ? gate_->Take(
+                                       [this] {
+                                         FlushOutputs();
+                                         return OutputsAvailable();
+                                       },
+                                       wake, impl.partial_channel < 0)
                                  : WaitForOutput(wake);
     switch (next.kind) {
       case InputGate::Next::Kind::kMail:
@@ -572,7 +577,12 @@ void Task::RunInputLoop() {
 InputGate::Next Task::WaitForOutput(int64_t deadline_nanos) {
   const int64_t start = MonotonicNanos();
   backpressured_since_.store(start, std::memory_order_relaxed);
-  auto next = gate_->Take([this] { FlushOutputs(); }, deadline_nanos, /*take_buffers=*/false);
+  auto next = gate_->Take(
+      [this] {
+        FlushOutputs();
+        return false;
+      },
+      deadline_nanos, /*take_buffers=*/false);
   backpressured_since_.store(0, std::memory_order_relaxed);
   backpressured_nanos_.fetch_add(MonotonicNanos() - start, std::memory_order_relaxed);
   return next;

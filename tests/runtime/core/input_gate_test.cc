@@ -93,7 +93,12 @@ TEST_CASE("input gate: mail comes before data; end of input when every channel e
 TEST_CASE("input gate: the idle callback runs before the consumer waits", "[runtime]") {
   InputGate gate(1, 4);
   int idle = 0;
-  auto n = gate.Take([&] { ++idle; }, 0);
+  auto n = gate.Take(
+      [&] {
+        ++idle;
+        return true;
+      },
+      0);
   CHECK(n.kind == Kind::kTimeout);
   CHECK(idle == 1);
 }
