@@ -114,6 +114,18 @@ Result<InstanceOptions> MakeInstanceOptions(const Configuration* config, const s
   ApplyProfile(*profile, &o.db, &o.column_family, &table);
   o.column_family.write_buffer_size = static_cast<size_t>(*write_buffer);
   o.column_family.merge_operator = std::make_shared<ListAppendOperator>();
+  // The per-record cost is the memtable's skiplist: a value update is a point lookup
+  // and an insert, each a walk of cache misses through every version in the memtable.
+  // An update overwrites the key's value in the memtable when it fits (a key holds one
+  // entry there, not one per update: a hot key costs well under a microsecond), and a
+  // whole-key bloom filter lets a lookup of a key that is not in the memtable skip it.
+  // Overwriting in place breaks the point-in-time view of reads that run while the
+  // task writes, so a snapshot first switches to a new memtable (see Snapshot()).
+  // One writer per instance (the task's thread): no concurrent memtable writes.
+  o.column_family.inplace_update_support = true;
+  o.column_family.memtable_whole_key_filtering = true;
+  o.column_family.memtable_prefix_bloom_size_ratio = 0.02;
+  o.db.allow_concurrent_memtable_write = false;
 
   if (*managed) {
     const size_t share = static_cast<size_t>(*managed_size / std::max(parallelism, 1));
