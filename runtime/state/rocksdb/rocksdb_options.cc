@@ -137,6 +137,14 @@ Result<InstanceOptions> MakeInstanceOptions(const Configuration* config, const s
     table.cache_index_and_filter_blocks = true;
     table.cache_index_and_filter_blocks_with_high_priority = true;
     table.pin_l0_filter_and_index_blocks_in_cache = true;
+    // Partitioned index and filters (Flink's memory.partitioned-index-filters): a
+    // lookup loads the few KB of index and filter it needs, not a whole file's. With
+    // whole blocks, state larger than the cache re-read multi-MB filter blocks on
+    // every miss (10 M keys: a few thousand updates per second, half the time in read).
+    table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
+    table.partition_filters = true;
+    table.metadata_block_size = 4096;
+    table.pin_top_level_index_and_filter = true;
     // A memtable never larger than the slot's write-buffer share.
     o.column_family.write_buffer_size = std::min(o.column_family.write_buffer_size, std::max<size_t>(share / 4, 1 << 20));
   } else {
