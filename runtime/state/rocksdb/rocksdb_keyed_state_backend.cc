@@ -184,34 +184,32 @@ struct UploadedFiles {
   std::map<int64_t, std::map<std::string, StreamHandle>> pending;     // by checkpoint id
 };
 
-// The asynchronous part of a full snapshot or canonical savepoint: a scan of a RocksDB
-// snapshot (not the live state) in key order, written in the canonical form.
+// The asynchronous part of a full snapshot or canonical savepoint: a scan in key order
+// of the state as it was at the barrier (not the live state), written in the canonical
+// form. The iterators are made at the barrier, after the live memtable was switched
+// (see Snapshot()): each reads as of that moment and keeps the files and memtables it
+// reads alive. (RocksDB snapshots are not available with in-place updates.)
 class FullSnapshot final : public AsyncKeyedSnapshot {
  public:
   FullSnapshot(std::shared_ptr<Instance> inst, KeyGroupRange range)
-      : inst_(std::move(inst)), range_(range), states_(inst_->states), handles_(inst_->handles),
-        snapshot_(inst_->db->GetSnapshot()) {}
-  ~FullSnapshot() override { inst_->db->ReleaseSnapshot(snapshot_); }
+      : inst_(std::move(inst)), range_(range), states_(inst_->states) {
+    rocksdb::ReadOptions ro;
+    ro.fill_cache = false;
+    for (auto* h : inst_->handles) its_.emplace_back(inst_->db->NewIterator(ro, h));
+  }
 
   Result<std::vector<KeyedStateHandle>> Write(SnapshotOutput& out) override {
     WEIR_ASSIGN_OR_RETURN(std::unique_ptr<StateOutputStream> stream, out.Create(StateScope::kExclusive));
     KeyGroupsWriter writer(range_, states_, std::move(stream));
-    rocksdb::ReadOptions ro;
-    ro.snapshot = snapshot_;
-    ro.fill_cache = false;
-    std::vector<std::unique_ptr<rocksdb::Iterator>> its;
     const std::string first = KeyGroupPrefix(range_.start);
-    for (auto* h : handles_) {
-      its.emplace_back(inst_->db->NewIterator(ro, h));
-      its.back()->Seek(first);
-    }
-    std::vector<std::string> rows(handles_.size());
+    for (auto& it : its_) it->Seek(first);
+    std::vector<std::string> rows(its_.size());
     for (int kg = range_.start; kg <= range_.end; ++kg) {
       if (out.cancelled()) return Status::Aborted("the checkpoint was aborted");
       const std::string prefix = KeyGroupPrefix(kg);
-      for (size_t s = 0; s < its.size(); ++s) {
+      for (size_t s = 0; s < its_.size(); ++s) {
         rows[s].clear();
-        rocksdb::Iterator* it = its[s].get();
+        rocksdb::Iterator* it = its_[s].get();
         for (; it->Valid() && it->key().starts_with(prefix); it->Next()) {
           rocksdb::Slice k = it->key();
           rocksdb::Slice v = it->value();
@@ -221,7 +219,7 @@ class FullSnapshot final : public AsyncKeyedSnapshot {
       }
       WEIR_RETURN_IF_ERROR(writer.AddKeyGroup(rows));
     }
-    its.clear();
+    its_.clear();
     std::vector<KeyedStateHandle> handles;
     WEIR_ASSIGN_OR_RETURN(KeyedStateHandle handle, writer.Finish());
     handles.push_back(std::move(handle));
@@ -229,11 +227,10 @@ class FullSnapshot final : public AsyncKeyedSnapshot {
   }
 
  private:
-  std::shared_ptr<Instance> inst_;
+  std::shared_ptr<Instance> inst_;  // declared first: outlives the iterators
   KeyGroupRange range_;
   std::vector<StateMeta> states_;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
-  const rocksdb::Snapshot* snapshot_;
+  std::vector<std::unique_ptr<rocksdb::Iterator>> its_;  // one per state, as of the barrier
 };
 
 // The asynchronous part of a native snapshot: uploads the files of a RocksDB
@@ -316,7 +313,19 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
 
   std::unique_ptr<AsyncKeyedSnapshot> Snapshot(const SnapshotOptions& options) override {
     const bool native = !options.canonical && (options.savepoint || options.incremental);
-    if (!native) return std::make_unique<FullSnapshot>(inst_, range_);
+    if (!native) {
+      // Updates overwrite values in the live memtable (inplace_update_support), which
+      // no read view isolates: switch to a new memtable first (the old one becomes
+      // immutable and is flushed in the background), so that everything the snapshot
+      // reads stays as it is while the task goes on writing.
+      rocksdb::FlushOptions flush;
+      flush.wait = false;
+      flush.allow_write_stall = true;
+      if (!inst_->handles.empty()) {
+        ThrowIfFailed(inst_->db->Flush(flush, inst_->handles), "switching memtables before a snapshot");
+      }
+      return std::make_unique<FullSnapshot>(inst_, range_);
+    }
     // The synchronous part: flush the memtables and hard-link the live files.
     std::vector<rocksdb::ColumnFamilyHandle*> families = inst_->handles;
     rocksdb::FlushOptions flush;

@@ -60,13 +60,14 @@ TEST_CASE("state backends: a snapshot holds the state at the barrier while the t
       for (int64_t k : keys) at_barrier.Apply(b->states(), k, r);
     }
     StateModel after = at_barrier;
-    // The synchronous part at the barrier; the asynchronous part on another thread
-    // while the task changes every key.
+    // The synchronous part at the barrier; then the task changes every key once
+    // before the asynchronous part starts, and again while it runs on another thread.
     auto async = b->backend().Snapshot(options);
     auto out = Backend::OutputOf(dir.path.string(), options);
+    for (int64_t k : keys) after.Apply(b->states(), k, 3);
     weir::Result<std::vector<KeyedStateHandle>> written = weir::Status::Internal("not run");
     std::thread writer([&] { written = async->Write(*out); });
-    for (int r = 3; r < 6; ++r) {
+    for (int r = 4; r < 6; ++r) {
       for (int64_t k : keys) after.Apply(b->states(), k, r);
     }
     writer.join();
