@@ -10,7 +10,8 @@
 # Options (defaults in brackets):
 #   --rounds R            rounds; each runs every row on both sides [3]
 #   --jobs LIST           keyed-sum (number_sum, 2 keys), many-keys (number_sum --keys K),
-#                         word-count [keyed-sum,many-keys,word-count]
+#                         word-count, window-sum (window_sum, tumbling 1 s event-time windows,
+#                         --count records) [keyed-sum,many-keys,word-count]
 #   --parallelism LIST    [1,2]
 #   --checkpoints LIST    none and exactly-once intervals such as 100ms, 1s [none,100ms,1s]
 #   --count N             keyed sum records [50000000]
