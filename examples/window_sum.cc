@@ -1,11 +1,13 @@
-// window_sum: the natural numbers 1..N with event time n milliseconds, keyed by parity,
-// summed in tumbling event-time windows of W milliseconds. Each window and key fires
-// once, when the watermark passes the window's end, as the line
-// "<window_start>,<window_end>,<key>,<sum>,<count>" (window_end exclusive, key odd/even).
+// window_sum: the natural numbers 1..N with event time n milliseconds, keyed by parity
+// (or by n mod K with --keys K), summed in tumbling event-time windows of W milliseconds.
+// Each window and key fires once, when the watermark passes the window's end, as the line
+// "<window_start>,<window_end>,<key>,<sum>,<count>" (window_end exclusive, key odd/even;
+// with --keys K other than 2, the number n mod K).
 //
 //   weir run build/examples/window_sum.so --count 1000 --window-ms 100 [--rate R]
 //                                         [--output DIR] [--fail-at n1,n2,...]
 //                                         [--slide-ms S] [--sink print|file|discard]
+//                                         [--keys K]
 //
 // --count 0 runs unbounded; --rate limits records per second (0: as fast as possible);
 // --output writes committed part files into DIR (stdout otherwise); --fail-at makes the
@@ -30,13 +32,16 @@ struct SumCount {
   WEIR_FIELDS(sum, count)
 };
 
-std::string WindowLine(int64_t parity, const weir::TimeWindow& w, const SumCount& r) {
-  return std::to_string(w.start) + "," + std::to_string(w.end) + "," + (parity == 1 ? "odd" : "even") + "," +
-         std::to_string(r.sum) + "," + std::to_string(r.count);
+std::string WindowLine(int64_t key, bool by_parity, const weir::TimeWindow& w, const SumCount& r) {
+  std::string name = by_parity ? (key == 1 ? "odd" : "even") : std::to_string(key);
+  return std::to_string(w.start) + "," + std::to_string(w.end) + "," + name + "," + std::to_string(r.sum) + "," +
+         std::to_string(r.count);
 }
 
 void WindowSum(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
-  args.CheckKnown({"count", "rate", "output", "fail-at", "window-ms", "slide-ms", "sink"});
+  args.CheckKnown({"count", "rate", "output", "fail-at", "window-ms", "slide-ms", "sink", "keys"});
+  const int64_t keys = args.GetInt("keys", 2);
+  if (keys < 1) throw weir::JobArgumentError("--keys must be a positive number");
   int64_t count = args.GetInt("count", 1000);
   if (count < 0) throw weir::JobArgumentError("--count must be 0 (unbounded) or a positive number");
   double rate = args.GetDouble("rate", 0);
@@ -67,19 +72,19 @@ void WindowSum(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args)
   };
   sum_count.get_result = [](const SumCount& acc) { return acc; };
 
-  auto by_parity =
+  auto keyed =
       env.AddSource<int64_t>(weir::SequenceSource(1, count == 0 ? INT64_MAX : count, rate), "Sequence")
           .Uid("sequence-source")
           .AssignTimestampsAndWatermarks(weir::WatermarkStrategy<int64_t>::ForMonotonousTimestamps()
                                              .WithTimestampAssigner([](const int64_t& n) { return n; }))
           .Uid("timestamps")
-          .KeyBy([](int64_t n) { return n % 2; });
-  auto format = [](const int64_t& parity, const weir::TimeWindow& w, const SumCount& r,
-                   weir::Collector<std::string>& out) { out.Collect(WindowLine(parity, w, r)); };
+          .KeyBy([keys](int64_t n) { return n % keys; });
+  auto format = [keys](const int64_t& key, const weir::TimeWindow& w, const SumCount& r,
+                       weir::Collector<std::string>& out) { out.Collect(WindowLine(key, keys == 2, w, r)); };
   auto lines = slide_ms == 0
-                   ? by_parity.Window(weir::TumblingEventTimeWindows::Of(window_ms))
+                   ? keyed.Window(weir::TumblingEventTimeWindows::Of(window_ms))
                          .Aggregate<std::string>(sum_count, format)
-                   : by_parity.Window(weir::SlidingEventTimeWindows::Of(window_ms, slide_ms))
+                   : keyed.Window(weir::SlidingEventTimeWindows::Of(window_ms, slide_ms))
                          .Aggregate<std::string>(sum_count, format);
   lines.Name("Window Sum").Uid("window-sum");
   if (sink == "discard") {
