@@ -98,8 +98,15 @@ struct StreamNode {
   std::vector<StreamEdge> inputs;
   std::function<std::unique_ptr<StreamOperatorBase>()> factory;
   std::shared_ptr<const TypeInfoBase> in_type;   // null for sources
+  // Two-input operators (connected streams): the record type of inputs[1].
+  std::shared_ptr<const TypeInfoBase> in_type2;
   std::shared_ptr<const TypeInfoBase> out_type;  // null for sinks
 };
+
+// The record type of input `index` (0 or 1) of `node`.
+inline const TypeInfoBase& InputType(const StreamNode& node, int index) {
+  return index == 0 ? *node.in_type : *node.in_type2;
+}
 
 struct StreamGraph {
   std::string job_name;

@@ -117,6 +117,9 @@ class StreamOperatorBase {
   virtual void SetOutput(OutputBase* out) = 0;
   // This operator's input as an Output<In>* (sources return nullptr).
   virtual OutputBase* Input() = 0;
+  // Input `index` of the operator: 0 is Input(); two-input operators (connected
+  // streams) also have input 1, as an Output<In2>*.
+  virtual OutputBase* InputAt(int index) { return index == 0 ? Input() : nullptr; }
 
   virtual void InitializeState() {}
   virtual void Open() {}

@@ -31,6 +31,12 @@ class OperatorStateStore {
   ListState<T>& GetUnionListState(const std::string& name) {
     return Get<T>(name, OperatorStateMode::kUnion);
   }
+  // A list every subtask keeps in full and alike (broadcast state): on restore new
+  // subtask i gets the list of old subtask i mod the old parallelism.
+  template <class T>
+  ListState<T>& GetBroadcastListState(const std::string& name) {
+    return Get<T>(name, OperatorStateMode::kBroadcast);
+  }
 
   // The registered lists, and the restored ones the job has not asked for since the
   // restore, carried over as they were restored (a union list by subtask 0 only: every

@@ -179,6 +179,9 @@ struct RestoredState {
 // each input channel, in channel order, as the channel carried them.
 struct ChannelStateSnapshot {
   std::vector<std::pair<int, Bytes>> buffers;  // (input channel, buffer)
+  // Per buffer, the input of the task's head operator its channel belongs to (two-input
+  // operators); empty when every buffer belongs to input 0.
+  std::vector<int> inputs;
 };
 
 }  // namespace weir

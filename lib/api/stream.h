@@ -34,6 +34,19 @@ template <class T, class K, class KeyF, class Assigner>
 class WindowedStream;
 template <class Out>
 class SingleOutputStreamOperator;
+// Connected streams (connected_streams.h).
+template <class A, class B>
+class ConnectedStreams;
+template <class A, class B, class K, class KeyFA, class KeyFB>
+class KeyedConnectedStreams;
+template <class T>
+class BroadcastStream;
+template <class A, class B>
+class BroadcastConnectedStream;
+template <class A, class B, class K, class KeyF>
+class KeyedBroadcastConnectedStream;
+template <class K, class V>
+class MapStateDescriptor;
 
 class StreamExecutionEnvironment {
  public:
@@ -146,6 +159,15 @@ class DataStream : public NodeHandle<DataStream<T>> {
   DataStream<T> Rebalance() { return Exchange(ShipStrategy::kRebalance, "Rebalance"); }
   // Every record to every subtask of the next operator.
   DataStream<T> Broadcast() { return Exchange(ShipStrategy::kBroadcast, "Broadcast"); }
+  // The broadcast state pattern: this stream, broadcast, holding the broadcast states
+  // the descriptors name; connect another stream to it (connected_streams.h).
+  template <class K, class V, class... More>
+  BroadcastStream<T> Broadcast(const MapStateDescriptor<K, V>& descriptor, const More&... more);
+  // Two streams into one two-input operator (connected_streams.h).
+  template <class B>
+  ConnectedStreams<T, B> Connect(const DataStream<B>& other);
+  template <class B>
+  BroadcastConnectedStream<T, B> Connect(const BroadcastStream<B>& broadcast);
 
   // S derives from Sink<T>; copied once per subtask.
   template <class S>
@@ -202,6 +224,16 @@ class KeyedStream {
       return std::make_unique<internal::KeyedProcessOperator<K, T, Out, KeyF, Fn>>(key_fn, fn);
     });
   }
+  // Two keyed streams with keys of the same type into one keyed two-input operator,
+  // and a keyed stream with a broadcast stream (connected_streams.h).
+  template <class B, class KeyFB>
+  KeyedConnectedStreams<T, B, K, KeyF, KeyFB> Connect(const KeyedStream<B, K, KeyFB>& other);
+  template <class B>
+  KeyedBroadcastConnectedStream<T, B, K, KeyF> Connect(const BroadcastStream<B>& broadcast);
+  int node_id() const { return node_; }
+  StreamExecutionEnvironment* env() const { return env_; }
+  const KeyF& key_fn() const { return key_fn_; }
+
   // Rolling reduce: emits f(previous, record) for every record of a key. f may also be
   // f(T& accumulator, const T& record) -> void, folding the record in place (no copy of
   // the accumulator per record).

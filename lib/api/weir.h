@@ -1,6 +1,7 @@
 #pragma once
 // The one header a job includes.
 
+#include "lib/api/connected_streams.h"
 #include "lib/api/connectors/file_sink.h"
 #include "lib/api/connectors/file_source.h"
 #include "lib/api/connectors/print_sink.h"

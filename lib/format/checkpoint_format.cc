@@ -1,5 +1,6 @@
 #include "lib/format/checkpoint_format.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -426,6 +427,12 @@ Bytes EncodeChannelState(const ChannelStateSnapshot& state) {
     out.WriteVarint(static_cast<uint64_t>(channel));
     Serializer<Bytes>::Write(out, bytes);
   }
+  // Inputs other than 0 (two-input operators) follow the buffers: a snapshot of a
+  // single-input task is written as before.
+  if (std::any_of(state.inputs.begin(), state.inputs.end(), [](int input) { return input != 0; })) {
+    out.WriteVarint(state.inputs.size());
+    for (int input : state.inputs) out.WriteVarint(static_cast<uint64_t>(input));
+  }
   return buf;
 }
 
@@ -437,6 +444,14 @@ Result<ChannelStateSnapshot> DecodeChannelState(const Bytes& payload, const std:
     for (auto& [channel, bytes] : state.buffers) {
       channel = static_cast<int>(in.ReadVarint());
       Serializer<Bytes>::Read(in, bytes);
+    }
+    if (!in.AtEnd()) {
+      state.inputs.resize(ReadCount(in, "input"));
+      if (state.inputs.size() != state.buffers.size()) {
+        throw DeserializationError(std::to_string(state.inputs.size()) + " inputs for " +
+                                   std::to_string(state.buffers.size()) + " buffers");
+      }
+      for (int& input : state.inputs) input = static_cast<int>(in.ReadVarint());
     }
     if (!in.AtEnd()) throw DeserializationError("trailing bytes");
     return state;

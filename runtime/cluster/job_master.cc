@@ -133,7 +133,7 @@ Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph
       auto it = loaded.operators.find(plan.node_uids[vertex.chain[0]]);
       if (it == loaded.operators.end() || vertex.inputs.empty()) continue;
       WEIR_RETURN_IF_ERROR(
-          CheckChannelStateRescalable(it->second, vertex.parallelism, plan.edges[vertex.inputs[0]].strategy));
+          CheckChannelStateRescalable(it->second, vertex.parallelism, ChannelStateStrategy(plan, vertex)));
     }
     // FLIP-147: an operator that had finished everywhere is started finished; nothing
     // that still runs may feed it.
@@ -296,15 +296,11 @@ void JobMaster::Deploy(const RestorePoint* restore_from) {
   const int nv = static_cast<int>(plan_.vertices.size());
   // Gates: per task, one channel per (input edge, upstream subtask) — a forward edge
   // has one channel, from the subtask with the same index.
-  std::vector<std::vector<int>> edge_offset(nv);  // per vertex, per input position
+  std::vector<std::vector<int>> edge_offset(nv);  // per vertex, per input position; then the count
   for (int v = 0; v < nv; ++v) {
     const auto& vertex = plan_.vertices[v];
-    int channels = 0;
-    for (int e : vertex.inputs) {
-      edge_offset[v].push_back(channels);
-      const auto& edge = plan_.edges[e];
-      channels += edge.strategy == ShipStrategy::kForward ? 1 : plan_.vertices[edge.source_vertex].parallelism;
-    }
+    edge_offset[v] = InputChannelOffsets(plan_, vertex);
+    const int channels = edge_offset[v].back();
     for (int s = 0; s < vertex.parallelism; ++s) {
       // A task may push past a full channel what one input buffer makes (the overdraft)
       // and then waits, serving its mailbox, until the channel has room.
@@ -355,7 +351,7 @@ void JobMaster::Deploy(const RestorePoint* restore_from) {
           spec.restored[uid] = AssignState(op->second, restore_from->operator_states.at(uid), vertex.parallelism,
                                            vertex.max_parallelism, s);
           if (node == vertex.chain[0] && !vertex.inputs.empty()) {
-            AssignChannelState(op->second, vertex.parallelism, s, plan_.edges[vertex.inputs[0]].strategy,
+            AssignChannelState(op->second, vertex.parallelism, s, ChannelStateStrategy(plan_, vertex),
                                &spec.restored[uid]);
           }
         }
@@ -510,6 +506,7 @@ void JobMaster::ReleaseResources() {
     for (auto& node : graph_.nodes) {
       node.factory = nullptr;
       node.in_type.reset();
+      node.in_type2.reset();
       node.out_type.reset();
       for (auto& in : node.inputs) in.key_selector.reset();
     }

@@ -114,4 +114,24 @@ Result<ExecutionPlan> BuildExecutionPlan(const StreamGraph& graph, int default_p
   return plan;
 }
 
+std::vector<int> InputChannelOffsets(const ExecutionPlan& plan, const PlanVertex& vertex) {
+  std::vector<int> offsets{0};
+  for (int e : vertex.inputs) {
+    const PlanEdge& edge = plan.edges[e];
+    offsets.push_back(offsets.back() +
+                      (edge.strategy == ShipStrategy::kForward ? 1 : plan.vertices[edge.source_vertex].parallelism));
+  }
+  return offsets;
+}
+
+ShipStrategy ChannelStateStrategy(const ExecutionPlan& plan, const PlanVertex& vertex) {
+  bool hash = false;
+  for (int e : vertex.inputs) {
+    if (plan.edges[e].strategy == ShipStrategy::kBroadcast) return ShipStrategy::kBroadcast;
+    hash = hash || plan.edges[e].strategy == ShipStrategy::kHash;
+  }
+  if (hash) return ShipStrategy::kHash;
+  return vertex.inputs.empty() ? ShipStrategy::kForward : plan.edges[vertex.inputs[0]].strategy;
+}
+
 }  // namespace weir::runtime

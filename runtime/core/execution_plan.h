@@ -48,4 +48,14 @@ struct ExecutionPlan {
 // max parallelism, duplicate uids, a cycle, a graph without sources.
 Result<ExecutionPlan> BuildExecutionPlan(const StreamGraph& graph, int default_parallelism);
 
+// The input channels of a task of `vertex`: one per (input edge, upstream subtask), a
+// forward edge having one. Element k is the first channel of input edge k (the edges in
+// PlanVertex::inputs order); the last element is the number of channels.
+std::vector<int> InputChannelOffsets(const ExecutionPlan& plan, const PlanVertex& vertex);
+
+// How the in-flight data at `vertex`'s input is given out on a restore at another
+// parallelism: kBroadcast when an input is broadcast (it cannot be), else kHash when an
+// input is hashed (every subtask filters its key groups), else the first input's.
+ShipStrategy ChannelStateStrategy(const ExecutionPlan& plan, const PlanVertex& vertex);
+
 }  // namespace weir::runtime

@@ -131,7 +131,13 @@ struct Task::Impl {
   std::vector<std::string> uids;
   std::vector<std::unique_ptr<OutputBase>> owned_outputs;
   std::vector<std::unique_ptr<Writer>> writers;
-  std::unique_ptr<RecordReaderBase> reader;
+  // Per input of the head operator (its input edges; two for a two-input operator) the
+  // reader of its records, and per input channel the input it belongs to.
+  std::vector<std::unique_ptr<RecordReaderBase>> readers;
+  std::vector<int> channel_input;
+  // Per input: its records carry no timestamp while the other input's do (a two-input
+  // operator), so a buffer of it starts with none (kNoTimestamp).
+  std::vector<bool> clear_timestamps;
   SourceOperatorBase* source = nullptr;
   std::vector<OperatorContext> contexts;
   // In-memory storage when the task was given none (tests).
@@ -330,8 +336,18 @@ void Task::SetUp() {
     if (!impl.source) throw std::logic_error("the head of a source vertex is not a source");
   } else {
     const StreamNode& head = graph.nodes[vertex.chain[0]];
-    impl.reader = head.in_type->CreateReader(impl.operators[0]->Input(),
-                                             graph.nodes[head.inputs.at(0).source_node].timestamped);
+    const std::vector<int> offsets = InputChannelOffsets(plan, vertex);
+    if (offsets.back() != gate_->num_channels() || head.inputs.size() != vertex.inputs.size()) {
+      throw std::logic_error("the input channels of " + name_ + " do not match its input edges");
+    }
+    for (int k = 0; k < static_cast<int>(head.inputs.size()); ++k) {
+      OutputBase* input = impl.operators[0]->InputAt(k);
+      if (!input) throw std::logic_error("the head operator of " + name_ + " has no input " + std::to_string(k));
+      const bool timestamped = graph.nodes[head.inputs[k].source_node].timestamped;
+      impl.readers.push_back(InputType(head, k).CreateReader(input, timestamped));
+      impl.clear_timestamps.push_back(head.inputs.size() > 1 && !timestamped && head.timestamped);
+      for (int c = offsets[k]; c < offsets[k + 1]; ++c) impl.channel_input.push_back(k);
+    }
     impl.channel_watermarks.assign(gate_->num_channels(), kMinWatermark);
     impl.channel_idle.assign(gate_->num_channels(), false);
   }
@@ -609,8 +625,6 @@ void Task::ReplayChannelState() {
   if (restored == spec_.restored.end() || restored->second.channel_state.empty()) return;
   const auto& vertex = spec_.plan->vertices[spec_.vertex];
   const StreamNode& head = spec_.graph->nodes[vertex.chain[0]];
-  const PlanEdge& edge = spec_.plan->edges[vertex.inputs.at(0)];
-  const bool with_timestamps = spec_.graph->nodes[head.inputs.at(0).source_node].timestamped;
   const KeyGroupRange range = KeyGroupRangeForOperator(vertex.max_parallelism, vertex.parallelism, spec_.subtask);
   for (const StreamHandle& handle : restored->second.channel_state) {
     const std::string what = handle.is_inline() ? "of " + name_ : "'" + handle.path + "'";
@@ -618,13 +632,27 @@ void Task::ReplayChannelState() {
     if (!bytes.ok()) throw StateRestoreError("cannot restore the in-flight data of " + name_ + ": " + bytes.status().ToString());
     auto state = DecodeChannelState(*bytes, what);
     if (!state.ok()) throw StateRestoreError("cannot restore the in-flight data of " + name_ + ": " + state.status().ToString());
-    for (auto& [channel, buffer] : state->buffers) {
-      if (restored->second.filter_channel_state) {
-        buffer = head.in_type->FilterByKeyGroups(buffer, with_timestamps, edge.key_selector, vertex.max_parallelism,
-                                                 range);
+    for (size_t i = 0; i < state->buffers.size(); ++i) {
+      // Each buffer goes through the reader of the input it was captured on.
+      auto& buffer = state->buffers[i].second;
+      const int k = state->inputs.empty() ? 0 : state->inputs[i];
+      if (k < 0 || k >= static_cast<int>(impl.readers.size())) {
+        throw StateRestoreError("cannot restore the in-flight data of " + name_ + ": it names input " +
+                                std::to_string(k) + " of an operator with " + std::to_string(impl.readers.size()));
       }
+      const PlanEdge& edge = spec_.plan->edges[vertex.inputs[k]];
+      const bool with_timestamps = spec_.graph->nodes[head.inputs[k].source_node].timestamped;
+      if (restored->second.filter_channel_state) {
+        if (edge.strategy != ShipStrategy::kHash) {
+          throw StateRestoreError("cannot restore the in-flight data of " + name_ + " at another parallelism: input " +
+                                  std::to_string(k) + " is not keyed while the other is");
+        }
+        buffer = InputType(head, k).FilterByKeyGroups(buffer, with_timestamps, edge.key_selector,
+                                                      vertex.max_parallelism, range);
+      }
+      if (impl.clear_timestamps[k]) SetCurrentRecordTimestamp(kNoTimestamp);
       bytes_in_.fetch_add(static_cast<int64_t>(buffer.size()), std::memory_order_relaxed);
-      records_in_.fetch_add(impl.reader->Process(buffer.data(), buffer.data() + buffer.size()),
+      records_in_.fetch_add(impl.readers[k]->Process(buffer.data(), buffer.data() + buffer.size()),
                             std::memory_order_relaxed);
     }
   }
@@ -695,7 +723,9 @@ void Task::ProcessData(int channel, std::vector<uint8_t>&& bytes, size_t offset)
   auto& impl = *impl_;
   const uint8_t* end = bytes.data() + bytes.size();
   const uint8_t* stopped_at = end;
-  records_in_.fetch_add(impl.reader->Process(bytes.data() + offset, end, gate_->urgent(), &stopped_at),
+  const int input = impl.channel_input[channel];
+  if (impl.clear_timestamps[input]) SetCurrentRecordTimestamp(kNoTimestamp);
+  records_in_.fetch_add(impl.readers[input]->Process(bytes.data() + offset, end, gate_->urgent(), &stopped_at),
                         std::memory_order_relaxed);
   if (stopped_at < end) {
     impl.partial_channel = channel;
@@ -932,14 +962,17 @@ void Task::OnCaptureComplete(int64_t checkpoint_id) {
   if (!impl.capture || impl.capture->barrier.id != checkpoint_id) return;  // aborted meanwhile
   auto captured = gate_->TakeCapture();
   ChannelStateSnapshot channel_state;
+  const bool two_inputs = impl.readers.size() > 1;
   for (int c = 0; c < static_cast<int>(captured.size()); ++c) {
     if (c == impl.capture->rest_channel) {
       impl.capture->metrics.persisted_bytes += static_cast<int64_t>(impl.capture->rest.size());
       channel_state.buffers.emplace_back(c, std::move(impl.capture->rest));
+      if (two_inputs) channel_state.inputs.push_back(impl.channel_input[c]);
     }
     for (auto& buffer : captured[c]) {
       impl.capture->metrics.persisted_bytes += static_cast<int64_t>(buffer.size());
       channel_state.buffers.emplace_back(c, std::move(buffer));
+      if (two_inputs) channel_state.inputs.push_back(impl.channel_input[c]);
     }
   }
   WriteSnapshot(std::move(impl.capture), std::move(channel_state));

@@ -69,3 +69,39 @@ TEST_CASE("execution plan: bad graphs are rejected naming the operator", "[runti
     CHECK_FALSE(BuildExecutionPlan(g, 1).ok());
   }
 }
+
+namespace {
+class CountRules final : public weir::KeyedBroadcastProcessFunction<int64_t, int64_t, int64_t, int64_t> {
+ public:
+  void ProcessElement(const int64_t& n, const int64_t&, const weir::ReadOnlyBroadcastContext&,
+                      weir::Collector<int64_t>& out) override {
+    out.Collect(n);
+  }
+  void ProcessBroadcastElement(const int64_t&, const weir::BroadcastContext&, weir::Collector<int64_t>&) override {}
+};
+}  // namespace
+
+TEST_CASE("execution plan: a two-input operator heads a vertex with one input edge per stream", "[runtime]") {
+  weir::StreamExecutionEnvironment env(1);
+  weir::MapStateDescriptor<int64_t, bool> rules_state("rules");
+  auto rules = env.AddSource<int64_t>(weir::SequenceSource(1, 3), "Rules").SetParallelism(1).Broadcast(rules_state);
+  env.AddSource<int64_t>(weir::SequenceSource(1, 10), "Numbers")
+      .SetParallelism(2)
+      .KeyBy([](int64_t n) { return n % 2; })
+      .Connect(rules)
+      .Process(CountRules())
+      .Map([](int64_t v) { return v; })
+      .AddSink(weir::DiscardingSink<int64_t>(), "Sink");
+  auto plan = BuildExecutionPlan(env.graph(), 3);
+  REQUIRE(plan.ok());
+  REQUIRE(plan->vertices.size() == 3);
+  const auto& vertex = plan->vertices[2];
+  CHECK(vertex.name == "Keyed Broadcast Process -> Map -> Sink");
+  REQUIRE(vertex.inputs.size() == 2);
+  CHECK(plan->edges[vertex.inputs[0]].strategy == weir::ShipStrategy::kHash);
+  CHECK(plan->edges[vertex.inputs[1]].strategy == weir::ShipStrategy::kBroadcast);
+  // Channels: 2 of the numbers' subtasks, then 1 of the rules'.
+  CHECK(weir::runtime::InputChannelOffsets(*plan, vertex) == std::vector<int>{0, 2, 3});
+  CHECK(weir::runtime::ChannelStateStrategy(*plan, vertex) == weir::ShipStrategy::kBroadcast);
+  CHECK(weir::runtime::ChannelStateStrategy(*plan, plan->vertices[0]) == weir::ShipStrategy::kForward);
+}

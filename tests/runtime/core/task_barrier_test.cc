@@ -1022,3 +1022,24 @@ TEST_CASE("task barriers: unaligned, a checkpoint that overtakes a queued savepo
   CHECK(PersistedRecords(ack)[0] == std::vector<int64_t>{1, 2});
   CHECK(h.listener().AckedIds() == std::vector<int64_t>{2});
 }
+
+TEST_CASE("channel state: the input of each buffer is kept for two-input tasks, single-input ones are written as before",
+          "[runtime][unaligned]") {
+  weir::ChannelStateSnapshot single;
+  single.buffers = {{0, weir::Bytes{1, 2}}, {1, weir::Bytes{3}}};
+  weir::ChannelStateSnapshot two = single;
+  two.inputs = {0, 1};
+  const weir::Bytes single_bytes = weir::EncodeChannelState(single);
+  CHECK(single_bytes.size() + 3 == weir::EncodeChannelState(two).size());  // a count and two inputs follow
+  auto decoded = weir::DecodeChannelState(weir::EncodeChannelState(two), "in the test");
+  REQUIRE(decoded.ok());
+  CHECK(decoded->inputs == std::vector<int>{0, 1});
+  CHECK(decoded->buffers == two.buffers);
+  auto old = weir::DecodeChannelState(single_bytes, "in the test");
+  REQUIRE(old.ok());
+  CHECK(old->inputs.empty());
+  weir::Bytes bad = single_bytes;
+  bad.push_back(5);  // five inputs for two buffers
+  for (int i = 0; i < 5; ++i) bad.push_back(0);
+  CHECK_FALSE(weir::DecodeChannelState(bad, "in the test").ok());
+}

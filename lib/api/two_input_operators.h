@@ -1,0 +1,220 @@
+#pragma once
+// The typed two-input operators behind connected streams (two_input.h). Input 0 is
+// the operator itself (an Output<In1>), input 1 a member adapter (an Output<In2>):
+// the runtime reads each input edge into its own input (InputAt).
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "lib/api/operators.h"
+#include "lib/api/two_input.h"
+
+namespace weir::internal {
+
+// Input 1 of a two-input operator: hands each record to `f`.
+template <class T, class F>
+class SecondInput final : public Output<T> {
+ public:
+  explicit SecondInput(F f) : f_(std::move(f)) {}
+  void Collect(const T& record) override { f_(record); }
+
+ private:
+  F f_;
+};
+
+// A CoMapFunction (kFlat false: Map1 / Map2) or CoFlatMapFunction (kFlat true:
+// FlatMap1 / FlatMap2).
+template <class In1, class In2, class Out, class Fn, bool kFlat>
+class CoFunctionOperator final : public WithOutput<Out>, public Output<In1> {
+ public:
+  explicit CoFunctionOperator(Fn fn) : fn_(std::move(fn)) {}
+  OutputBase* Input() override { return static_cast<Output<In1>*>(this); }
+  OutputBase* InputAt(int index) override { return index == 0 ? Input() : &second_; }
+  void InitializeState() override { InitializeFunctionState(fn_, this->runtime_context()); }
+  void Open() override { fn_.Open(this->runtime_context()); }
+  void Close() override { fn_.Close(); }
+  void Collect(const In1& r) override {
+    if constexpr (kFlat) {
+      fn_.FlatMap1(r, *this->out_);
+    } else {
+      this->out_->Collect(fn_.Map1(r));
+    }
+  }
+  OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
+    SnapshotFunctionState(fn_, options.checkpoint_id);
+    return StreamOperatorBase::SnapshotState(options);
+  }
+  void NotifyCheckpointComplete(int64_t id) override { NotifyFunctionComplete(fn_, id); }
+  void NotifyCheckpointAborted(int64_t id) override { NotifyFunctionAborted(fn_, id); }
+
+ private:
+  Fn fn_;
+  SecondInput<In2, std::function<void(const In2&)>> second_{[this](const In2& r) {
+    if constexpr (kFlat) {
+      fn_.FlatMap2(r, *this->out_);
+    } else {
+      this->out_->Collect(fn_.Map2(r));
+    }
+  }};
+};
+
+// Base of the keyed two-input operators: keyed state and the timers of the keys.
+// `Derived::FireTimer(ts, key, domain)` handles a timer that fired.
+template <class K, class Out, class Derived>
+class KeyedTwoInputBase : public KeyedOperatorBase<K>, public WithOutput<Out> {
+ public:
+  void OpenTimers() {
+    timers_ = std::make_unique<TimerService<K>>(this->backend_.get());
+    timers_->Restore();
+    this->keyed_context_->SetTimerService(timers_.get());
+  }
+  void ProcessWatermark(int64_t watermark) override {
+    timers_->AdvanceWatermark(watermark, [this](int64_t ts, const K& key) {
+      SetCurrentRecordTimestamp(ts);
+      static_cast<Derived*>(this)->FireTimer(ts, key, TimeDomain::kEventTime);
+    });
+    this->EmitWatermark(watermark);
+  }
+  int64_t NextProcessingTime() override { return timers_->NextProcessingTime(); }
+  void AdvanceProcessingTime(int64_t now_ms) override {
+    timers_->AdvanceProcessingTime(now_ms, [this](int64_t ts, const K& key) {
+      SetCurrentRecordTimestamp(kNoTimestamp);
+      static_cast<Derived*>(this)->FireTimer(ts, key, TimeDomain::kProcessingTime);
+    });
+  }
+
+ protected:
+  std::unique_ptr<TimerService<K>> timers_;
+};
+
+template <class K, class In1, class In2, class Out, class KeyF1, class KeyF2, class Fn>
+class KeyedCoProcessOperator final
+    : public KeyedTwoInputBase<K, Out, KeyedCoProcessOperator<K, In1, In2, Out, KeyF1, KeyF2, Fn>>,
+      public Output<In1> {
+ public:
+  KeyedCoProcessOperator(KeyF1 key1, KeyF2 key2, Fn fn)
+      : key1_(std::move(key1)), key2_(std::move(key2)), fn_(std::move(fn)) {}
+  OutputBase* Input() override { return static_cast<Output<In1>*>(this); }
+  OutputBase* InputAt(int index) override { return index == 0 ? Input() : &second_; }
+  void InitializeState() override { InitializeFunctionState(fn_, *this->keyed_context_); }
+  void Open() override {
+    this->OpenTimers();
+    fn_.Open(*this->keyed_context_);
+  }
+  void Close() override { fn_.Close(); }
+  void Collect(const In1& r) override {
+    this->backend_->SetCurrentKey(key1_(r));
+    fn_.ProcessElement1(r, this->backend_->current_key(), *this->out_);
+  }
+  void FireTimer(int64_t ts, const K& key, TimeDomain domain) { fn_.OnTimer(ts, key, domain, *this->out_); }
+  OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
+    SnapshotFunctionState(fn_, options.checkpoint_id);
+    return KeyedOperatorBase<K>::SnapshotState(options);
+  }
+  void NotifyCheckpointComplete(int64_t id) override { NotifyFunctionComplete(fn_, id); }
+  void NotifyCheckpointAborted(int64_t id) override { NotifyFunctionAborted(fn_, id); }
+
+ private:
+  KeyF1 key1_;
+  KeyF2 key2_;
+  Fn fn_;
+  SecondInput<In2, std::function<void(const In2&)>> second_{[this](const In2& r) {
+    this->backend_->SetCurrentKey(key2_(r));
+    fn_.ProcessElement2(r, this->backend_->current_key(), *this->out_);
+  }};
+};
+
+// Shared by the broadcast process operators: the broadcast states, written into their
+// operator state lists at each snapshot.
+class BroadcastStates {
+ public:
+  void Init(OperatorStateStore* store, const std::set<std::string>& declared) {
+    store_ = std::make_unique<BroadcastStateStore>(store, declared);
+    read_only_ = std::make_unique<ReadOnlyBroadcastContext>(store_.get());
+    writable_ = std::make_unique<BroadcastContext>(store_.get());
+  }
+  void Store() { store_->Store(); }
+  const ReadOnlyBroadcastContext& read_only() const { return *read_only_; }
+  const BroadcastContext& writable() const { return *writable_; }
+
+ private:
+  std::unique_ptr<BroadcastStateStore> store_;
+  std::unique_ptr<ReadOnlyBroadcastContext> read_only_;
+  std::unique_ptr<BroadcastContext> writable_;
+};
+
+template <class In1, class In2, class Out, class Fn>
+class BroadcastProcessOperator final : public WithOutput<Out>, public Output<In1> {
+ public:
+  BroadcastProcessOperator(Fn fn, std::set<std::string> declared) : fn_(std::move(fn)), declared_(std::move(declared)) {}
+  OutputBase* Input() override { return static_cast<Output<In1>*>(this); }
+  OutputBase* InputAt(int index) override { return index == 0 ? Input() : &second_; }
+  void InitializeState() override {
+    states_.Init(&this->operator_state_, declared_);
+    InitializeFunctionState(fn_, this->runtime_context());
+  }
+  void Open() override { fn_.Open(this->runtime_context()); }
+  void Close() override { fn_.Close(); }
+  void Collect(const In1& r) override { fn_.ProcessElement(r, states_.read_only(), *this->out_); }
+  OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
+    SnapshotFunctionState(fn_, options.checkpoint_id);
+    states_.Store();
+    return StreamOperatorBase::SnapshotState(options);
+  }
+  void NotifyCheckpointComplete(int64_t id) override { NotifyFunctionComplete(fn_, id); }
+  void NotifyCheckpointAborted(int64_t id) override { NotifyFunctionAborted(fn_, id); }
+
+ private:
+  Fn fn_;
+  std::set<std::string> declared_;
+  BroadcastStates states_;
+  SecondInput<In2, std::function<void(const In2&)>> second_{
+      [this](const In2& r) { fn_.ProcessBroadcastElement(r, states_.writable(), *this->out_); }};
+};
+
+template <class K, class In1, class In2, class Out, class KeyF, class Fn>
+class KeyedBroadcastProcessOperator final
+    : public KeyedTwoInputBase<K, Out, KeyedBroadcastProcessOperator<K, In1, In2, Out, KeyF, Fn>>,
+      public Output<In1> {
+ public:
+  KeyedBroadcastProcessOperator(KeyF key_fn, Fn fn, std::set<std::string> declared)
+      : key_fn_(std::move(key_fn)), fn_(std::move(fn)), declared_(std::move(declared)) {}
+  OutputBase* Input() override { return static_cast<Output<In1>*>(this); }
+  OutputBase* InputAt(int index) override { return index == 0 ? Input() : &second_; }
+  void InitializeState() override {
+    states_.Init(&this->operator_state_, declared_);
+    InitializeFunctionState(fn_, *this->keyed_context_);
+  }
+  void Open() override {
+    this->OpenTimers();
+    fn_.Open(*this->keyed_context_);
+  }
+  void Close() override { fn_.Close(); }
+  void Collect(const In1& r) override {
+    this->backend_->SetCurrentKey(key_fn_(r));
+    fn_.ProcessElement(r, this->backend_->current_key(), states_.read_only(), *this->out_);
+  }
+  void FireTimer(int64_t ts, const K& key, TimeDomain domain) {
+    fn_.OnTimer(ts, key, domain, states_.read_only(), *this->out_);
+  }
+  OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
+    SnapshotFunctionState(fn_, options.checkpoint_id);
+    states_.Store();
+    return KeyedOperatorBase<K>::SnapshotState(options);
+  }
+  void NotifyCheckpointComplete(int64_t id) override { NotifyFunctionComplete(fn_, id); }
+  void NotifyCheckpointAborted(int64_t id) override { NotifyFunctionAborted(fn_, id); }
+
+ private:
+  KeyF key_fn_;
+  Fn fn_;
+  std::set<std::string> declared_;
+  BroadcastStates states_;
+  SecondInput<In2, std::function<void(const In2&)>> second_{
+      [this](const In2& r) { fn_.ProcessBroadcastElement(r, states_.writable(), *this->out_); }};
+};
+
+}  // namespace weir::internal

@@ -1,0 +1,155 @@
+// Integration: jobs with two-input operators (connected streams, broadcast state) run
+// on a LocalDispatcher with checkpoints: every record of both inputs reaches the
+// operator once, keyed state and timers of both inputs survive a failure, and every
+// subtask of a broadcast process operator gets every broadcast record.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lib/format/checkpoint_format.h"
+#include "lib/format/snapshot_io.h"
+#include "runtime/cluster/local_dispatcher.h"
+#include "tests/runtime/cluster/test_support.h"
+
+using namespace weir::testing;
+using weir::runtime::JarRunRequest;
+using weir::runtime::JobStatus;
+using weir::runtime::LocalDispatcher;
+
+namespace {
+
+const std::string kTwoInputJobs = WEIR_BINARY_DIR "/tests/runtime/cluster/two_input_jobs.so";
+
+weir::Configuration CheckpointConfig(const std::string& dir, bool unaligned = false) {
+  weir::Configuration c;
+  if (unaligned) {
+    c.Set("execution.checkpointing.unaligned.enabled", "true");
+    c.Set("taskmanager.memory.segment-size", "4kb");
+    c.Set("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
+  }
+  c.Set("execution.checkpointing.interval", "50ms");
+  c.Set("execution.checkpointing.dir", dir);
+  c.Set("restart-strategy.type", "fixed-delay");
+  c.Set("restart-strategy.fixed-delay.attempts", "3");
+  c.Set("restart-strategy.fixed-delay.delay", "10ms");
+  return c;
+}
+
+// Runs `entry` of the test jobs at parallelism `p` to its end; returns its committed lines.
+// `restore_from`: a checkpoint or savepoint to start from.
+std::vector<std::string> RunToEnd(const TempDir& tmp, const std::string& entry, int p,
+                                  std::vector<std::string> args, const std::string& restore_from = "") {
+  LocalDispatcher dispatcher(CheckpointConfig(tmp / "ck"), tmp / "uploads");
+  JarRunRequest req;
+  if (!restore_from.empty()) req.savepoint_path = restore_from;
+  req.entry_class = entry;
+  args.push_back("--output");
+  args.push_back(tmp / "out");
+  req.program_args = args;
+  req.parallelism = p;
+  auto id = dispatcher.SubmitJobFile(kTwoInputJobs, req);
+  INFO(id.status().ToString());
+  REQUIRE(id.ok());
+  auto status = dispatcher.WaitForJob(*id);
+  REQUIRE(status.ok());
+  CHECK(*status == JobStatus::kFinished);
+  return CommittedLines(tmp.path() / "out");
+}
+
+// The lines of KeyedCoProcess --count n: per key k the sums of 1..n with v % 10 == k.
+std::vector<std::string> ExpectedSumsPerKey(int64_t n) {
+  std::vector<std::string> expected;
+  for (int64_t key = 0; key < 10; ++key) {
+    int64_t sum = 0;
+    for (int64_t v = 1; v <= n; ++v) sum += v % 10 == key ? v : 0;
+    expected.push_back(std::to_string(key) + "," + std::to_string(sum) + "," + std::to_string(sum));
+  }
+  std::sort(expected.begin(), expected.end());
+  return expected;
+}
+
+std::vector<std::string> Sorted(std::vector<std::string> lines) {
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("CoMap sends each record of either input through Map1 or Map2 once", "[integration][two-input]") {
+  TempDir tmp;
+  std::vector<std::string> expected;
+  for (int n = 1; n <= 2000; ++n) expected.push_back("a," + std::to_string(n));
+  for (int n = 1; n <= 1000; ++n) expected.push_back("b," + std::to_string(n));
+  CHECK(RunToEnd(tmp, "CoMap", 2, {"--count", "2000"}) == Sorted(expected));
+}
+
+TEST_CASE("CoFlatMap emits what FlatMap1 and FlatMap2 collect", "[integration][two-input]") {
+  TempDir tmp;
+  std::vector<std::string> expected;
+  for (int n = 1; n <= 2000; ++n) expected.insert(expected.end(), 2, "a," + std::to_string(n));
+  for (int n = 2; n <= 1000; n += 2) expected.push_back("b," + std::to_string(n));
+  CHECK(RunToEnd(tmp, "CoFlatMap", 3, {"--count", "2000"}) == Sorted(expected));
+}
+
+TEST_CASE("KeyedCoProcess keeps keyed state and timers of both inputs, exactly once through a failure",
+          "[integration][two-input]") {
+  TempDir tmp;
+  const int64_t n = 20000;
+  // At this rate (about 0.4 s to n = 15000) the failure comes after several checkpoints
+  // (every 50 ms): the job restores from one.
+  CHECK(RunToEnd(tmp, "KeyedCoProcess", 3, {"--count", std::to_string(n), "--fail-at", "15000", "--rate", "12000"}) ==
+        ExpectedSumsPerKey(n));
+}
+
+TEST_CASE("KeyedCoProcess restored from an unaligned checkpoint at another parallelism replays the in-flight data "
+          "of each input through that input",
+          "[integration][two-input][unaligned]") {
+  TempDir tmp;
+  const int64_t n = 6000;
+  LocalDispatcher dispatcher(CheckpointConfig(tmp / "ck", /*unaligned=*/true), tmp / "uploads");
+  JarRunRequest req;
+  req.entry_class = "KeyedCoProcess";
+  req.program_args = {"--count", std::to_string(n), "--pause-us", "200", "--output", tmp / "out"};
+  req.parallelism = 2;
+  auto id = dispatcher.SubmitJobFile(kTwoInputJobs, req);
+  REQUIRE(id.ok());
+  // Backpressured by the slow operator, the checkpoints hold in-flight data of both inputs.
+  REQUIRE(WaitUntil([&] {
+    auto stats = dispatcher.GetCheckpointStats(*id);
+    return stats.ok() && stats->latest_completed && stats->latest_completed->persisted_data > 0;
+  }));
+  REQUIRE(dispatcher.CancelJob(*id).ok());
+  REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kCanceled);
+  std::string note;
+  auto chk = weir::ResolveSnapshotPath(tmp / ("ck/" + id->ToHex()), &note);
+  REQUIRE(chk.ok());
+  auto snapshot = weir::LoadSnapshot(*chk);
+  REQUIRE(snapshot.ok());
+  std::set<int> inputs;
+  for (const auto& s : snapshot->operators.at("co-process").subtasks) {
+    if (!s.channel_state) continue;
+    auto bytes = weir::ReadStateStream(*s.channel_state);
+    REQUIRE(bytes.ok());
+    auto state = weir::DecodeChannelState(*bytes, "in the test");
+    REQUIRE(state.ok());
+    for (int input : state->inputs) inputs.insert(input);
+  }
+  INFO("inputs with in-flight data in checkpoint " << snapshot->id);
+  CHECK(inputs == std::set<int>{0, 1});
+
+  TempDir again;
+  CHECK(RunToEnd(again, "KeyedCoProcess", 3, {"--count", std::to_string(n)}, *chk) == ExpectedSumsPerKey(n));
+}
+
+TEST_CASE("BroadcastProcess gives every subtask every broadcast record", "[integration][two-input]") {
+  TempDir tmp;
+  std::vector<std::string> expected;
+  for (int s = 0; s < 3; ++s) {
+    for (int r = 1; r <= 7; ++r) expected.push_back("rule," + std::to_string(s) + "," + std::to_string(r));
+  }
+  for (int v = 1; v <= 1000; ++v) expected.push_back("n," + std::to_string(v));
+  CHECK(RunToEnd(tmp, "BroadcastProcess", 3, {"--count", "1000", "--rules", "7"}) == Sorted(expected));
+}
