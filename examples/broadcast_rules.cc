@@ -8,10 +8,12 @@
 //
 //   weir run build/examples/broadcast_rules.so --count 1000 [--divisors 3,5,7] [--rate R]
 //                                              [--output DIR] [--fail-at n1,n2,...]
+//                                              [--sink print|file|discard]
 //
 // --count 0 runs unbounded; --rate limits numbers per second (0: as fast as possible);
 // --output writes committed part files into DIR (stdout otherwise); --fail-at makes the
-// rules operator throw the first time, in this process, that it answers each listed number.
+// rules operator throw the first time, in this process, that it answers each listed number;
+// --sink discard drops the lines (for benchmarks).
 // Restored at another parallelism, every new subtask reads the broadcast state of an old one.
 
 #include <cstdint>
@@ -83,7 +85,7 @@ std::vector<int64_t> ParseDivisors(const std::string& list) {
 }
 
 void BroadcastRules(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
-  args.CheckKnown({"count", "rate", "output", "fail-at", "divisors"});
+  args.CheckKnown({"count", "rate", "output", "fail-at", "divisors", "sink"});
   int64_t count = args.GetInt("count", 1000);
   if (count < 0) throw weir::JobArgumentError("--count must be 0 (unbounded) or a positive number");
   double rate = args.GetDouble("rate", 0);
@@ -92,6 +94,11 @@ void BroadcastRules(weir::StreamExecutionEnvironment& env, const weir::JobArgs& 
   Failures().Parse(args.Get("fail-at"));
   const bool may_fail = !Failures().empty();
   std::string output = args.Get("output");
+  std::string sink = args.Get("sink", output.empty() ? "print" : "file");
+  if (sink != "print" && sink != "file" && sink != "discard") {
+    throw weir::JobArgumentError("--sink must be print, file or discard, not '" + sink + "'");
+  }
+  if (sink == "file" && output.empty()) throw weir::JobArgumentError("--sink file needs --output DIR");
   env.SetJobName("Broadcast Rules");
 
   auto rules = env.AddSource<int64_t>(weir::SequenceSource(0, static_cast<int64_t>(divisors.size()) - 1, 0), "Rules")
@@ -112,10 +119,12 @@ void BroadcastRules(weir::StreamExecutionEnvironment& env, const weir::JobArgs& 
                    .Process(ApplyRules(may_fail))
                    .Name("Apply Rules")
                    .Uid("apply-rules");
-  if (output.empty()) {
-    lines.Print().Uid("print-sink");
-  } else {
+  if (sink == "discard") {
+    lines.AddSink(weir::DiscardingSink<std::string>(), "Discard").Uid("discard-sink");
+  } else if (sink == "file") {
     lines.AddSink(weir::FileSink<std::string>(output), "File Sink").Uid("file-sink");
+  } else {
+    lines.Print().Uid("print-sink");
   }
 }
 

@@ -46,7 +46,10 @@ cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" -DWEIR_TSAN=ON -DCMAKE_BUILD_
 tests=(runtime_core_tests runtime_checkpoint_tests checkpoint_integration_tests edge_integration_tests)
 # Both keyed state backends through one suite (snapshots written while the task writes).
 tests+=(runtime_state_tests)
-cmake --build "$BUILD_DIR" -j "$JOBS" --target "${tests[@]}" number_sum word_count edge_jobs weir_rocksdb
+# Two-input operators: readers per input, in-flight data of both inputs replayed.
+tests+=(two_input_integration_tests)
+cmake --build "$BUILD_DIR" -j "$JOBS" --target "${tests[@]}" number_sum word_count edge_jobs weir_rocksdb \
+  two_input_jobs
 
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
 status=0

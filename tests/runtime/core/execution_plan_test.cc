@@ -105,3 +105,39 @@ TEST_CASE("execution plan: a two-input operator heads a vertex with one input ed
   CHECK(weir::runtime::ChannelStateStrategy(*plan, vertex) == weir::ShipStrategy::kBroadcast);
   CHECK(weir::runtime::ChannelStateStrategy(*plan, plan->vertices[0]) == weir::ShipStrategy::kForward);
 }
+
+namespace {
+class Pair final : public weir::KeyedCoProcessFunction<int64_t, int64_t, std::string, int64_t> {
+ public:
+  void ProcessElement1(const int64_t& v, const int64_t&, weir::Collector<int64_t>& out) override { out.Collect(v); }
+  void ProcessElement2(const std::string&, const int64_t& key, weir::Collector<int64_t>& out) override {
+    out.Collect(key);
+  }
+};
+}  // namespace
+
+TEST_CASE("execution plan: ConnectedStreams::KeyBy hashes both inputs, each with its own record type", "[runtime]") {
+  weir::StreamExecutionEnvironment env(1);
+  auto words = env.AddSource<int64_t>(weir::SequenceSource(1, 10), "Words").Map([](int64_t n) {
+    return std::to_string(n);
+  });
+  env.AddSource<int64_t>(weir::SequenceSource(1, 10), "Numbers")
+      .Connect(words)
+      .KeyBy([](int64_t n) { return n % 3; }, [](const std::string& w) { return static_cast<int64_t>(w.size()); })
+      .Process(Pair())
+      .AddSink(weir::DiscardingSink<int64_t>(), "Sink");
+  auto plan = BuildExecutionPlan(env.graph(), 2);
+  REQUIRE(plan.ok());
+  const auto& vertex = plan->vertices.back();
+  CHECK(vertex.name == "KeyedCoProcess -> Sink");
+  REQUIRE(vertex.inputs.size() == 2);
+  CHECK(plan->edges[vertex.inputs[0]].strategy == weir::ShipStrategy::kHash);
+  CHECK(plan->edges[vertex.inputs[1]].strategy == weir::ShipStrategy::kHash);
+  CHECK(weir::runtime::InputChannelOffsets(*plan, vertex) == std::vector<int>{0, 2, 4});
+  CHECK(weir::runtime::ChannelStateStrategy(*plan, vertex) == weir::ShipStrategy::kHash);
+  const weir::StreamNode& node = env.graph().nodes[vertex.chain[0]];
+  CHECK(node.is_keyed);
+  CHECK(node.in_type != nullptr);
+  CHECK(node.in_type2 != nullptr);
+  CHECK(node.in_type != node.in_type2);
+}
