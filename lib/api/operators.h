@@ -126,27 +126,21 @@ class KeyedOperatorBase : public virtual StreamOperatorBase {
   std::unique_ptr<KeyedRuntimeContext<K>> keyed_context_;
 };
 
-template <class K, class In, class Out, class KeyF, class Fn>
-class KeyedProcessOperator final : public KeyedOperatorBase<K>, public WithOutput<Out>, public Output<In> {
+// Base of the keyed operators with timers (process functions, one or two inputs): keyed
+// state and the timers of the keys.
+// `Derived::FireTimer(ts, key, domain)` handles a timer that fired.
+template <class K, class Out, class Derived>
+class KeyedTimerOperatorBase : public KeyedOperatorBase<K>, public WithOutput<Out> {
  public:
-  KeyedProcessOperator(KeyF key_fn, Fn fn) : key_fn_(std::move(key_fn)), fn_(std::move(fn)) {}
-  OutputBase* Input() override { return static_cast<Output<In>*>(this); }
-  void InitializeState() override { InitializeFunctionState(fn_, *this->keyed_context_); }
-  void Open() override {
+  void OpenTimers() {
     timers_ = std::make_unique<TimerService<K>>(this->backend_.get());
     timers_->Restore();
     this->keyed_context_->SetTimerService(timers_.get());
-    fn_.Open(*this->keyed_context_);
-  }
-  void Close() override { fn_.Close(); }
-  void Collect(const In& r) override {
-    this->backend_->SetCurrentKey(key_fn_(r));
-    fn_.ProcessElement(r, this->backend_->current_key(), *this->out_);
   }
   void ProcessWatermark(int64_t watermark) override {
     timers_->AdvanceWatermark(watermark, [this](int64_t ts, const K& key) {
       SetCurrentRecordTimestamp(ts);
-      fn_.OnTimer(ts, key, TimeDomain::kEventTime, *this->out_);
+      static_cast<Derived*>(this)->FireTimer(ts, key, TimeDomain::kEventTime);
     });
     this->EmitWatermark(watermark);
   }
@@ -154,9 +148,32 @@ class KeyedProcessOperator final : public KeyedOperatorBase<K>, public WithOutpu
   void AdvanceProcessingTime(int64_t now_ms) override {
     timers_->AdvanceProcessingTime(now_ms, [this](int64_t ts, const K& key) {
       SetCurrentRecordTimestamp(kNoTimestamp);
-      fn_.OnTimer(ts, key, TimeDomain::kProcessingTime, *this->out_);
+      static_cast<Derived*>(this)->FireTimer(ts, key, TimeDomain::kProcessingTime);
     });
   }
+
+ protected:
+  std::unique_ptr<TimerService<K>> timers_;
+};
+
+template <class K, class In, class Out, class KeyF, class Fn>
+class KeyedProcessOperator final
+    : public KeyedTimerOperatorBase<K, Out, KeyedProcessOperator<K, In, Out, KeyF, Fn>>,
+      public Output<In> {
+ public:
+  KeyedProcessOperator(KeyF key_fn, Fn fn) : key_fn_(std::move(key_fn)), fn_(std::move(fn)) {}
+  OutputBase* Input() override { return static_cast<Output<In>*>(this); }
+  void InitializeState() override { InitializeFunctionState(fn_, *this->keyed_context_); }
+  void Open() override {
+    this->OpenTimers();
+    fn_.Open(*this->keyed_context_);
+  }
+  void Close() override { fn_.Close(); }
+  void Collect(const In& r) override {
+    this->backend_->SetCurrentKey(key_fn_(r));
+    fn_.ProcessElement(r, this->backend_->current_key(), *this->out_);
+  }
+  void FireTimer(int64_t ts, const K& key, TimeDomain domain) { fn_.OnTimer(ts, key, domain, *this->out_); }
   OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
     SnapshotFunctionState(fn_, options.checkpoint_id);
     return KeyedOperatorBase<K>::SnapshotState(options);
@@ -167,7 +184,6 @@ class KeyedProcessOperator final : public KeyedOperatorBase<K>, public WithOutpu
  private:
   KeyF key_fn_;
   Fn fn_;
-  std::unique_ptr<TimerService<K>> timers_;
 };
 
 // Rolling reduce per key (Flink's KeyedStream.reduce): emits the reduced value

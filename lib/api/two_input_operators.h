@@ -61,38 +61,9 @@ class CoFunctionOperator final : public WithOutput<Out>, public Output<In1> {
   }};
 };
 
-// Base of the keyed two-input operators: keyed state and the timers of the keys.
-// `Derived::FireTimer(ts, key, domain)` handles a timer that fired.
-template <class K, class Out, class Derived>
-class KeyedTwoInputBase : public KeyedOperatorBase<K>, public WithOutput<Out> {
- public:
-  void OpenTimers() {
-    timers_ = std::make_unique<TimerService<K>>(this->backend_.get());
-    timers_->Restore();
-    this->keyed_context_->SetTimerService(timers_.get());
-  }
-  void ProcessWatermark(int64_t watermark) override {
-    timers_->AdvanceWatermark(watermark, [this](int64_t ts, const K& key) {
-      SetCurrentRecordTimestamp(ts);
-      static_cast<Derived*>(this)->FireTimer(ts, key, TimeDomain::kEventTime);
-    });
-    this->EmitWatermark(watermark);
-  }
-  int64_t NextProcessingTime() override { return timers_->NextProcessingTime(); }
-  void AdvanceProcessingTime(int64_t now_ms) override {
-    timers_->AdvanceProcessingTime(now_ms, [this](int64_t ts, const K& key) {
-      SetCurrentRecordTimestamp(kNoTimestamp);
-      static_cast<Derived*>(this)->FireTimer(ts, key, TimeDomain::kProcessingTime);
-    });
-  }
-
- protected:
-  std::unique_ptr<TimerService<K>> timers_;
-};
-
 template <class K, class In1, class In2, class Out, class KeyF1, class KeyF2, class Fn>
 class KeyedCoProcessOperator final
-    : public KeyedTwoInputBase<K, Out, KeyedCoProcessOperator<K, In1, In2, Out, KeyF1, KeyF2, Fn>>,
+    : public KeyedTimerOperatorBase<K, Out, KeyedCoProcessOperator<K, In1, In2, Out, KeyF1, KeyF2, Fn>>,
       public Output<In1> {
  public:
   KeyedCoProcessOperator(KeyF1 key1, KeyF2 key2, Fn fn)
@@ -177,7 +148,7 @@ class BroadcastProcessOperator final : public WithOutput<Out>, public Output<In1
 
 template <class K, class In1, class In2, class Out, class KeyF, class Fn>
 class KeyedBroadcastProcessOperator final
-    : public KeyedTwoInputBase<K, Out, KeyedBroadcastProcessOperator<K, In1, In2, Out, KeyF, Fn>>,
+    : public KeyedTimerOperatorBase<K, Out, KeyedBroadcastProcessOperator<K, In1, In2, Out, KeyF, Fn>>,
       public Output<In1> {
  public:
   KeyedBroadcastProcessOperator(KeyF key_fn, Fn fn, std::set<std::string> declared)
