@@ -9,7 +9,7 @@
 #
 #   bash tests/e2e/vs_flink_bench.sh [build-dir]
 #
-# About 40 s: the Maven build and four Flink jobs (a JVM and a MiniCluster each) dominate.
+# About 50 s: the Maven build and five Flink jobs (a JVM and a MiniCluster each) dominate.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
 BENCH="$REPO_DIR/tests/bench/vs-flink/run.sh"
@@ -38,6 +38,15 @@ expect_out_has "$(python3 -c "print(f'{$words:,}')") words"
 expect_out_line "\| word count +\| 2 \| none +\| words +\| $number +\| $number +\| $number""x +\|.*"
 pass
 
+check "keyed sum with many keys on rocksdb on both sides, with incremental checkpoints"
+E2E_CMD_TIMEOUT=240 run bash "$BENCH" "$BUILD_DIR" --rounds 1 --jobs many-keys-rocksdb --parallelism 1 \
+  --checkpoints 100ms --many-keys 1000 --rocksdb-count 200000
+expect_rc 0
+expect_out_has "keyed sum on rocksdb 200,000 records"
+grep -E "^\| keyed sum, 1000 keys, rocksdb +\| 1 \| 100 ms +\| records \| $number +\| $number +\|" "$OUT_FILE" |
+  grep -qE "\| [1-9][0-9]* +\| [1-9][0-9]* +\|$" || fail "the rocksdb row does not show checkpoints on both sides"
+pass
+
 check "the Flink jobs refuse bad options with exit 2"
 classes="$BUILD_DIR/vs-flink/target/classes"
 flink_home="$(bash "$REPO_DIR/scripts/peers/flink.sh" home)"
@@ -47,6 +56,9 @@ expect_err_has "--count must be a whole number >= 1, not 'many'"
 run java -cp "$classes:$flink_home/lib/*" weir.bench.WordCount --parallelism 2
 expect_rc 2
 expect_err_has "--input PATH is required"
+run java -cp "$classes:$flink_home/lib/*" weir.bench.NumberSum --count 10 --state-backend memory
+expect_rc 2
+expect_err_has "--state-backend must be hashmap or rocksdb, not 'memory'"
 pass
 
 check "without Flink it measures weir alone and says so"

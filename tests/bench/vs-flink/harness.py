@@ -20,16 +20,21 @@ from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN_TIMEOUT_S = 900
+# keyed sum with many keys on RocksDB runs far fewer records than on the heap, so that a run takes
+# 5 to 30 s on each side.
+ROCKSDB_COUNT_DEFAULT = 2_000_000
+JOBS = ("keyed-sum", "many-keys", "many-keys-rocksdb", "word-count", "window-sum")
 
 
 @dataclass
 class Scenario:
     name: str  # the row label
-    job: str  # keyed-sum, many-keys, word-count
+    job: str  # one of JOBS
     parallelism: int
     checkpoint_ms: int  # 0: no checkpoints
     unit: str  # what the rate counts
     work: int  # records or words the job processes
+    backend: str = "hashmap"  # the state backend of both sides: hashmap or rocksdb
 
 
 @dataclass
@@ -112,24 +117,27 @@ class Weir:
         return probe.returncode == 0
 
     def skip_reason(self, s):
-        if s.job == "many-keys" and not self.has_keys:
+        if s.job.startswith("many-keys") and not self.has_keys:
             return "number_sum has no --keys yet"
         return None
 
     def command(self, s, args, cp_dir):
-        cmd = [self.weir, "run", "-v", "-p", str(s.parallelism), "-D", f"rest.port={free_port()}"]
+        cmd = [self.weir, "run", "-v", "-p", str(s.parallelism), "-D", f"rest.port={free_port()}",
+               "-D", f"state.backend.type={s.backend}"]
         if s.checkpoint_ms:
             cmd += ["-D", f"execution.checkpointing.interval={s.checkpoint_ms}ms",
                     "-D", "execution.checkpointing.mode=EXACTLY_ONCE",
                     "-D", f"execution.checkpointing.dir={cp_dir}"]
+            if s.backend == "rocksdb":
+                cmd += ["-D", "execution.checkpointing.incremental=true"]
         if s.job == "word-count":
             return cmd + [os.path.join(self.examples, "word_count.so"), "--input", args.text_dir,
                           "--sink", "discard"]
         if s.job == "window-sum":
             return cmd + [os.path.join(self.examples, "window_sum.so"), "--count", str(args.count),
                           "--window-ms", "1000", "--sink", "discard"]
-        cmd += [os.path.join(self.examples, "number_sum.so"), "--count", str(args.count), "--sink", "discard"]
-        if s.job == "many-keys":
+        cmd += [os.path.join(self.examples, "number_sum.so"), "--count", str(s.work), "--sink", "discard"]
+        if s.job.startswith("many-keys"):
             cmd += ["--keys", str(args.many_keys)]
         elif self.has_keys:
             cmd += ["--keys", "2"]
@@ -158,9 +166,9 @@ class Flink:
         elif s.job == "window-sum":
             cmd += ["weir.bench.WindowSum", "--count", str(args.count), "--window-ms", "1000"]
         else:
-            keys = args.many_keys if s.job == "many-keys" else 2
-            cmd += ["weir.bench.NumberSum", "--count", str(args.count), "--keys", str(keys)]
-        cmd += ["--parallelism", str(s.parallelism)]
+            keys = args.many_keys if s.job.startswith("many-keys") else 2
+            cmd += ["weir.bench.NumberSum", "--count", str(s.work), "--keys", str(keys)]
+        cmd += ["--parallelism", str(s.parallelism), "--state-backend", s.backend]
         if s.checkpoint_ms:
             cmd += ["--checkpoint-interval-ms", str(s.checkpoint_ms), "--checkpoint-dir", cp_dir]
         return cmd
@@ -191,14 +199,16 @@ def free_port():
 def scenarios(args, text_words):
     out = []
     labels = {"keyed-sum": "keyed sum, 2 keys", "many-keys": f"keyed sum, {args.many_keys} keys",
+              "many-keys-rocksdb": f"keyed sum, {args.many_keys} keys, rocksdb",
               "word-count": "word count", "window-sum": "window sum, tumbling 1 s"}
     for job in args.jobs:
         for p in args.parallelism:
             for cp in args.checkpoints:
                 unit = "words" if job == "word-count" else "records"
-                work = text_words if job == "word-count" else args.count
+                work = {"word-count": text_words, "many-keys-rocksdb": args.rocksdb_count}.get(job, args.count)
+                backend = "rocksdb" if job.endswith("-rocksdb") else "hashmap"
                 cp_label = f"{cp} ms" if cp else "none"
-                out.append(Scenario(f"{labels[job]} | p={p} | {cp_label}", job, p, cp, unit, work))
+                out.append(Scenario(f"{labels[job]} | p={p} | {cp_label}", job, p, cp, unit, work, backend))
     return out
 
 
@@ -331,6 +341,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--count", type=int, default=50_000_000, help="keyed sum: records")
     ap.add_argument("--many-keys", type=int, default=100_000, help="keyed sum with many keys: keys")
+    ap.add_argument("--rocksdb-count", type=int, default=ROCKSDB_COUNT_DEFAULT,
+                    help="keyed sum with many keys on rocksdb: records")
     ap.add_argument("--text-mb", type=float, default=128, help="word count: MB of Zipf text")
     ap.add_argument("--text-cache", default=os.environ.get("WEIR_BENCH_CACHE", "/tmp/weir-bench"))
     ap.add_argument("--jobs", type=csv_list("--jobs", str), default=["keyed-sum", "many-keys", "word-count"])
@@ -339,11 +351,11 @@ def main():
                     help="intervals: none, 100ms, 1s, ...")
     ap.add_argument("--csv", help="also write every run to this CSV file")
     args = ap.parse_args()
-    bad = [j for j in args.jobs if j not in ("keyed-sum", "many-keys", "word-count", "window-sum")]
+    bad = [j for j in args.jobs if j not in JOBS]
     if bad:
-        ap.error(f"--jobs: unknown job '{bad[0]}' (keyed-sum, many-keys, word-count, window-sum)")
-    if args.rounds < 1 or args.count < 1 or args.many_keys < 1 or args.text_mb <= 0:
-        ap.error("--rounds, --count, --many-keys and --text-mb must be positive")
+        ap.error(f"--jobs: unknown job '{bad[0]}' ({', '.join(JOBS)})")
+    if min(args.rounds, args.count, args.many_keys, args.rocksdb_count) < 1 or args.text_mb <= 0:
+        ap.error("--rounds, --count, --many-keys, --rocksdb-count and --text-mb must be positive")
     if any(p < 1 for p in args.parallelism):
         ap.error("--parallelism: every value must be at least 1")
     if args.check_args:
@@ -386,6 +398,8 @@ def main():
         work = []
         if "keyed-sum" in args.jobs or "many-keys" in args.jobs:
             work.append(f"keyed sum {args.count:,} records")
+        if "many-keys-rocksdb" in args.jobs:
+            work.append(f"keyed sum on rocksdb {args.rocksdb_count:,} records")
         if text_words:
             work.append(f"word count {args.text_mb:g} MB, {text_words:,} words in {args.text_dir}")
         print(f"{args.rounds} rounds, sides alternating; " + "; ".join(work))

@@ -10,19 +10,24 @@
 # Options (defaults in brackets):
 #   --rounds R            rounds; each runs every row on both sides [3]
 #   --jobs LIST           keyed-sum (number_sum, 2 keys), many-keys (number_sum --keys K),
-#                         word-count, window-sum (window_sum, tumbling 1 s event-time windows,
-#                         --count records) [keyed-sum,many-keys,word-count]
+#                         many-keys-rocksdb (the same on the rocksdb state backend, incremental
+#                         checkpoints, --rocksdb-count records), word-count, window-sum
+#                         (window_sum, tumbling 1 s event-time windows, --count records)
+#                         [keyed-sum,many-keys,word-count]
 #   --parallelism LIST    [1,2]
 #   --checkpoints LIST    none and exactly-once intervals such as 100ms, 1s [none,100ms,1s]
 #   --count N             keyed sum records [50000000]
 #   --many-keys K         keys of the many-keys rows [100000]
+#   --rocksdb-count N     records of the many-keys-rocksdb rows [2000000]
 #   --text-mb M           word count: MB of generated Zipf text, cached in $WEIR_BENCH_CACHE
 #                         (default /tmp/weir-bench) [128]
 #   --csv FILE            also write every run to FILE
 #
 # Both sides run the same job graph on a local runtime: weir's embedded runtime (`weir run`)
 # and Flink's local execution environment (a MiniCluster in the JVM), with object reuse, the
-# heap state backend, and exactly-once checkpoints into a fresh local directory per run.
+# heap state backend (many-keys-rocksdb: embedded RocksDB on both sides, 128 MB of managed
+# memory, incremental checkpoints), and exactly-once checkpoints into a fresh local directory
+# per run.
 # Throughput is counted over each job's own runtime (weir's "Job Runtime", Flink's net
 # runtime), so the JVM's start is not in it; RSS and CPU seconds are the whole process's.
 #
@@ -57,8 +62,8 @@ if ! flock -n 9; then
   exit 1
 fi
 
-echo "building weir (weir, weir-run, number_sum.so, word_count.so) in $BUILD"
-cmake --build "$BUILD" --target weir weir-run number_sum word_count >"$BUILD/vs-flink-build.log" 2>&1 ||
+echo "building weir (weir, weir-run, number_sum.so, word_count.so, window_sum.so, libweir_rocksdb.so) in $BUILD"
+cmake --build "$BUILD" --target weir weir-run number_sum word_count window_sum weir_rocksdb >"$BUILD/vs-flink-build.log" 2>&1 ||
   { tail -n 20 "$BUILD/vs-flink-build.log" >&2; echo "vs-flink: building weir failed" >&2; exit 1; }
 
 flink_args=()

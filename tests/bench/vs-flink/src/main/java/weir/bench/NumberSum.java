@@ -20,7 +20,8 @@ import org.apache.flink.util.Collector;
  */
 public final class NumberSum {
   static final String USAGE =
-      "NumberSum --count N [--keys K] [--parallelism P] [--checkpoint-interval-ms I --checkpoint-dir DIR]";
+      "NumberSum --count N [--keys K] [--parallelism P] [--state-backend hashmap|rocksdb]"
+          + " [--checkpoint-interval-ms I --checkpoint-dir DIR]";
 
   /** One output record: the input, its key and the key's sum so far (weir's SumLine). */
   public static final class SumLine {

@@ -21,7 +21,8 @@ import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindo
  */
 public final class WindowSum {
   static final String USAGE =
-      "WindowSum --count N [--window-ms W] [--parallelism P] [--checkpoint-interval-ms I --checkpoint-dir DIR]";
+      "WindowSum --count N [--window-ms W] [--parallelism P] [--state-backend hashmap|rocksdb]"
+          + " [--checkpoint-interval-ms I --checkpoint-dir DIR]";
 
   /** Counts the records (and, in subtask 0, the completed checkpoints) for the harness. */
   static final class Counted extends RichMapFunction<Long, Long> implements CheckpointListener {

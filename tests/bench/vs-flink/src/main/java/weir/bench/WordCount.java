@@ -22,7 +22,8 @@ import org.apache.flink.util.Collector;
  */
 public final class WordCount {
   static final String USAGE =
-      "WordCount --input PATH [--parallelism P] [--checkpoint-interval-ms I --checkpoint-dir DIR]";
+      "WordCount --input PATH [--parallelism P] [--state-backend hashmap|rocksdb]"
+          + " [--checkpoint-interval-ms I --checkpoint-dir DIR]";
 
   /** weir's SplitWords: runs of ASCII letters and digits, lower-cased. */
   static final class Tokenizer extends RichFlatMapFunction<String, Tuple2<String, Long>>
