@@ -15,23 +15,31 @@
 
 namespace weir {
 
+// The open buffer of one downstream channel. Its records are serialized straight into
+// `bytes`, which is kept at full size: [0, used) holds the records, the rest is room
+// (see DataOutput's in-place mode).
+struct OpenBuffer {
+  std::vector<uint8_t> bytes;
+  size_t used = 0;
+  int64_t records = 0;  // records in [0, used), for metrics
+};
+
 // The open buffers of one output edge of a subtask, one per downstream channel.
 // Implemented by the runtime. Used only from the producing task's thread.
 class ChannelWriter {
  public:
   virtual ~ChannelWriter() = default;
-  virtual int num_channels() const = 0;
-  // The open buffer of `channel`; the pointer stays valid for the writer's life.
-  virtual std::vector<uint8_t>* buffer(int channel) = 0;
-  // Hands the open buffer's contents to the channel (blocking while the channel
-  // is full: backpressure) and leaves an empty buffer in its place.
+  int num_channels() const { return static_cast<int>(open_.size()); }
+  // The open buffer of `channel`; the reference stays valid for the writer's life.
+  OpenBuffer& open(int channel) { return open_[channel]; }
+  // Hands the open buffer's records to the channel (blocking while the channel is
+  // full: backpressure) and leaves an empty buffer in its place.
   virtual void Flush(int channel) = 0;
-  // Records the number of records appended to a channel's open buffer, for metrics.
-  virtual void CountRecords(int channel, int64_t n) = 0;
   // A buffer is handed over once it holds at least this many bytes.
   size_t flush_threshold() const { return flush_threshold_; }
 
  protected:
+  std::vector<OpenBuffer> open_;
   size_t flush_threshold_ = 32 * 1024;
 };
 
@@ -71,9 +79,14 @@ class RecordWriterOutput final : public Output<T> {
         key_selector_(std::move(key_selector)),
         max_parallelism_(max_parallelism),
         num_channels_(writer->num_channels()),
-        next_channel_(subtask_index % writer->num_channels()) {}
+        next_channel_(subtask_index % writer->num_channels()),
+        flush_threshold_(writer->flush_threshold()) {}
 
   void Collect(const T& record) override {
+    if (num_channels_ == 1) {  // whatever the strategy: no key group to compute
+      Append(0, record);
+      return;
+    }
     switch (strategy_) {
       case ShipStrategy::kForward:
         Append(0, record);
@@ -95,13 +108,15 @@ class RecordWriterOutput final : public Output<T> {
 
  private:
   void Append(int channel, const T& record) {
-    std::vector<uint8_t>* buf = writer_->buffer(channel);
-    DataOutput out(buf);
-    // On an edge of timestamped records, each record is preceded by its timestamp.
-    if (with_timestamps_) Serializer<int64_t>::Write(out, CurrentRecordTimestamp());
-    Serializer<T>::Write(out, record);
-    writer_->CountRecords(channel, 1);
-    if (buf->size() >= writer_->flush_threshold()) writer_->Flush(channel);
+    OpenBuffer& open = writer_->open(channel);
+    {
+      DataOutput out(&open.bytes, &open.used);
+      // On an edge of timestamped records, each record is preceded by its timestamp.
+      if (with_timestamps_) Serializer<int64_t>::Write(out, CurrentRecordTimestamp());
+      Serializer<T>::Write(out, record);
+    }
+    ++open.records;
+    if (open.used >= flush_threshold_) writer_->Flush(channel);
   }
 
   ChannelWriter* writer_;
@@ -111,6 +126,7 @@ class RecordWriterOutput final : public Output<T> {
   int max_parallelism_;
   int num_channels_;
   int next_channel_;
+  size_t flush_threshold_;
 };
 
 // Deserializes the records of a data buffer into an operator's input.

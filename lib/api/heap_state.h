@@ -78,6 +78,11 @@ class KeyGroupedMap {
   struct Group {
     Map map;
     std::atomic<int> pins{0};  // snapshots still reading this map
+    // The entry found last, with its key's hash code (nullptr: none), so that a hot key
+    // is found without a walk of the map. Only the task thread touches it; entries of a
+    // std::unordered_map stay where they are until erased, and Erase drops it.
+    typename Map::value_type* last = nullptr;
+    int32_t last_hash = 0;
   };
 
   explicit KeyGroupedMap(int num_key_groups) : groups_(num_key_groups) {
@@ -94,27 +99,28 @@ class KeyGroupedMap {
   S* FindEntry(int kg, const HashedKeyRef<K>& key, bool* writable) {
     auto& g = *groups_[kg];
     *writable = g.pins.load(std::memory_order_acquire) == 0;
-    auto it = g.map.find(key);
-    return it == g.map.end() ? nullptr : &it->second;
+    return FindInGroup(g, key);
   }
   // For changes in place: never a pinned map's entry.
-  template <class Q>
-  S* FindMutable(int kg, const Q& key) {
-    auto& m = Mutable(kg);
-    auto it = m.find(key);
-    return it == m.end() ? nullptr : &it->second;
+  S* FindMutable(int kg, const HashedKeyRef<K>& key) {
+    Mutable(kg);
+    return FindInGroup(*groups_[kg], key);
   }
   S& GetOrInsert(int kg, const K& key) { return Mutable(kg)[key]; }
   S& GetOrInsert(int kg, const HashedKeyRef<K>& key) {
-    auto& m = Mutable(kg);
-    auto it = m.find(key);
-    if (it != m.end()) return it->second;
-    return m.try_emplace(key.key).first->second;
+    Mutable(kg);
+    auto& g = *groups_[kg];
+    if (S* found = FindInGroup(g, key)) return *found;
+    auto it = g.map.try_emplace(key.key).first;
+    g.last = &*it;
+    g.last_hash = key.hash_code;
+    return it->second;
   }
   template <class Q>
   void Erase(int kg, const Q& key) {
     if (Find(kg, key) == nullptr) return;
     auto& m = Mutable(kg);
+    groups_[kg]->last = nullptr;
     m.erase(m.find(key));
   }
   Map& Mutable(int kg) {
@@ -145,6 +151,17 @@ class KeyGroupedMap {
   }
 
  private:
+  static S* FindInGroup(Group& g, const HashedKeyRef<K>& key) {
+    if (g.last != nullptr && g.last_hash == key.hash_code && KeyEqual<K>{}(g.last->first, key.key)) {
+      return &g.last->second;
+    }
+    auto it = g.map.find(key);
+    if (it == g.map.end()) return nullptr;
+    g.last = &*it;
+    g.last_hash = key.hash_code;
+    return &it->second;
+  }
+
   std::vector<std::shared_ptr<Group>> groups_;
 };
 
@@ -399,24 +416,20 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   // the write needs no second lookup. Entries of a std::unordered_map stay where they
   // are when others are added; the cache is dropped when the entry may move or go
   // (Erase, a restore) and when it stops being writable in place (Pin).
+  // Each has a fast path (the entry is cached) and an out-of-line slow one.
   const S* Find() {
-    if (cached_version_ != backend_->current_key_version()) {
-      cached_ = map_.FindEntry(backend_->current_kg_index(), backend_->current_hashed_key(), &cached_writable_);
-      cached_version_ = backend_->current_key_version();
-    }
-    return cached_;
+    if (cached_version_ == backend_->current_key_version()) [[likely]] return cached_;
+    return FindSlow();
   }
   S* FindMutable() {
-    if (cached_version_ != backend_->current_key_version() || !cached_writable_) {
-      Cache(map_.FindMutable(backend_->current_kg_index(), backend_->current_hashed_key()));
-    }
-    return cached_;
+    if (cached_version_ == backend_->current_key_version() && cached_writable_) [[likely]] return cached_;
+    return FindMutableSlow();
   }
   S& GetOrInsert() {
-    if (cached_version_ != backend_->current_key_version() || !cached_writable_ || cached_ == nullptr) {
-      Cache(&map_.GetOrInsert(backend_->current_kg_index(), backend_->current_hashed_key()));
+    if (cached_version_ == backend_->current_key_version() && cached_writable_ && cached_ != nullptr) [[likely]] {
+      return *cached_;
     }
-    return *cached_;
+    return GetOrInsertSlow();
   }
   void Erase() {
     Uncache();
@@ -432,6 +445,19 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
     cached_version_ = backend_->current_key_version();
   }
   void Uncache() { cached_version_ = 0; }
+  [[gnu::noinline]] const S* FindSlow() {
+    cached_ = map_.FindEntry(backend_->current_kg_index(), backend_->current_hashed_key(), &cached_writable_);
+    cached_version_ = backend_->current_key_version();
+    return cached_;
+  }
+  [[gnu::noinline]] S* FindMutableSlow() {
+    Cache(map_.FindMutable(backend_->current_kg_index(), backend_->current_hashed_key()));
+    return cached_;
+  }
+  [[gnu::noinline]] S& GetOrInsertSlow() {
+    Cache(&map_.GetOrInsert(backend_->current_kg_index(), backend_->current_hashed_key()));
+    return *cached_;
+  }
 
   S* cached_ = nullptr;
   bool cached_writable_ = false;

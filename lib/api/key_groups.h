@@ -104,7 +104,10 @@ struct KeyEqual {
 };
 
 inline int AssignToKeyGroup(int32_t hash_code, int max_parallelism) {
-  return MurmurHashInt(hash_code) % max_parallelism;
+  const int h = MurmurHashInt(hash_code);  // non-negative
+  // The usual maximum parallelism is a power of two: a mask instead of a division.
+  if ((max_parallelism & (max_parallelism - 1)) == 0) return h & (max_parallelism - 1);
+  return h % max_parallelism;
 }
 
 template <class K>

@@ -13,6 +13,7 @@
 // fixed-width numbers, and unsigned LEB128 lengths for strings and containers. It is
 // the same in every process and build, which checkpoints rely on.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -27,33 +28,73 @@
 
 namespace weir {
 
-// Appends to a byte vector it does not own.
+// Writes to a byte vector it does not own, in one of two ways:
+// - DataOutput(&buf) appends: buf's size is its content, each write grows it;
+// - DataOutput(&buf, &used) writes in place: buf[0, used) is the content and the rest of
+//   buf's size is room to write into without touching the vector (the fast path of the
+//   channels, which keep their open buffers at full size); buf grows when the room runs
+//   out, and `used` is advanced when this DataOutput goes away.
 class DataOutput {
  public:
   explicit DataOutput(std::vector<uint8_t>* buf) : buf_(buf) {}
+  DataOutput(std::vector<uint8_t>* buf, size_t* used)
+      : buf_(buf), used_(used), pos_(buf->data() + *used), end_(buf->data() + buf->size()) {}
+  ~DataOutput() {
+    if (used_) *used_ = static_cast<size_t>(pos_ - buf_->data());
+  }
+  DataOutput(const DataOutput&) = delete;
+  DataOutput& operator=(const DataOutput&) = delete;
+
   void WriteBytes(const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    buf_->insert(buf_->end(), b, b + n);
+    if (static_cast<size_t>(end_ - pos_) >= n) [[likely]] {
+      if (n > 0) std::memcpy(pos_, p, n);
+      pos_ += n;
+      return;
+    }
+    WriteSlow(p, n);
   }
   template <class T>
   void WriteFixed(T v) {
     static_assert(std::is_trivially_copyable_v<T>);
-    size_t at = buf_->size();
-    buf_->resize(at + sizeof(T));
-    std::memcpy(buf_->data() + at, &v, sizeof(T));
+    if (static_cast<size_t>(end_ - pos_) >= sizeof(T)) [[likely]] {
+      std::memcpy(pos_, &v, sizeof(T));
+      pos_ += sizeof(T);
+      return;
+    }
+    WriteSlow(&v, sizeof(T));
   }
   void WriteVarint(uint64_t v) {
+    uint8_t bytes[10];
+    size_t n = 0;
     while (v >= 0x80) {
-      buf_->push_back(static_cast<uint8_t>(v | 0x80));
+      bytes[n++] = static_cast<uint8_t>(v | 0x80);
       v >>= 7;
     }
-    buf_->push_back(static_cast<uint8_t>(v));
+    bytes[n++] = static_cast<uint8_t>(v);
+    WriteBytes(bytes, n);
   }
-  size_t size() const { return buf_->size(); }
-  std::vector<uint8_t>* buffer() { return buf_; }
+  // The bytes written so far (appending: the whole vector).
+  size_t size() const { return used_ ? static_cast<size_t>(pos_ - buf_->data()) : buf_->size(); }
 
  private:
+  // Appending: grows the vector by n. In place: grows the room to hold n more bytes.
+  void WriteSlow(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    if (!used_) {
+      buf_->insert(buf_->end(), b, b + n);
+      return;
+    }
+    const size_t at = static_cast<size_t>(pos_ - buf_->data());
+    buf_->resize(std::max(at + n, 2 * buf_->size() + 64));
+    std::memcpy(buf_->data() + at, b, n);
+    pos_ = buf_->data() + at + n;
+    end_ = buf_->data() + buf_->size();
+  }
+
   std::vector<uint8_t>* buf_;
+  size_t* used_ = nullptr;  // null: appending
+  uint8_t* pos_ = nullptr;  // appending: null, so that every write takes WriteSlow
+  uint8_t* end_ = nullptr;
 };
 
 // Thrown when input ends early or holds an impossible value; callers at file and

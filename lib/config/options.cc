@@ -238,6 +238,16 @@ const ConfigOption kCheckpointingNumRetained{
     .max_value = kIntMax,
 };
 
+const ConfigOption kCheckpointsHistory{
+    .key = "web.checkpoints.history",
+    .type = OptionType::kInt,
+    .default_value = "10",
+    .description = "Recent checkpoints a job's checkpoint statistics keep "
+                   "(/jobs/:jobid/checkpoints history and details).",
+    .min_value = 1,
+    .max_value = kIntMax,
+};
+
 const ConfigOption kCheckpointingDir{
     .key = "execution.checkpointing.dir",
     .type = OptionType::kString,
@@ -646,6 +656,7 @@ const std::vector<const ConfigOption*>& AllOptions() {
       &kCheckpointingTolerableFailures,
       &kCheckpointingExternalizedRetention,
       &kCheckpointingNumRetained,
+      &kCheckpointsHistory,
       &kCheckpointingDir,
       &kCheckpointingSavepointDir,
       &kCheckpointingStorage,

@@ -39,6 +39,7 @@ extern const ConfigOption kCheckpointingMinPause;
 extern const ConfigOption kCheckpointingTolerableFailures;
 extern const ConfigOption kCheckpointingExternalizedRetention;
 extern const ConfigOption kCheckpointingNumRetained;
+extern const ConfigOption kCheckpointsHistory;
 extern const ConfigOption kCheckpointingDir;
 extern const ConfigOption kCheckpointingSavepointDir;
 extern const ConfigOption kCheckpointingStorage;

@@ -71,7 +71,8 @@ CheckpointCoordinator::CheckpointCoordinator(JobId job_id, CheckpointSettings se
                                              std::map<std::string, std::pair<int, int>> operators,
                                              CheckpointStorage* storage)
     : job_id_(job_id), settings_(std::move(settings)), hooks_(std::move(hooks)), tasks_(std::move(tasks)),
-      operators_(std::move(operators)), storage_(storage), store_(settings_.num_retained) {}
+      operators_(std::move(operators)), storage_(storage), store_(settings_.num_retained),
+      stats_(static_cast<size_t>(settings_.history_size)) {}
 
 CheckpointCoordinator::~CheckpointCoordinator() {
   {

@@ -40,6 +40,8 @@ Result<CheckpointSettings> CheckpointSettings::FromConfig(const Configuration& c
     return Status::InvalidArgument("invalid value for '" + options::kCheckpointingNumRetained.key +
                                    "': must be at least 1");
   }
+  WEIR_ASSIGN_OR_RETURN(auto history, config.GetInt(options::kCheckpointsHistory));
+  if (history) s.history_size = static_cast<int>(*history);
   WEIR_ASSIGN_OR_RETURN(auto retention, config.GetEnum(options::kCheckpointingExternalizedRetention));
   if (retention) s.retention = *retention;
   WEIR_ASSIGN_OR_RETURN(auto dir, config.GetString(options::kCheckpointingDir));

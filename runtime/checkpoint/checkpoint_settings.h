@@ -21,6 +21,7 @@ struct CheckpointSettings {
   int max_concurrent = 1;
   int tolerable_failures = 0;
   int num_retained = 1;
+  int history_size = 10;  // checkpoints kept in the statistics' history
   std::string retention = "NO_EXTERNALIZED_CHECKPOINTS";
   std::string dir;  // <execution.checkpointing.dir>; empty: in memory (jobmanager storage)
   std::string savepoint_dir;

@@ -6,7 +6,7 @@ namespace weir::runtime {
 
 void CheckpointStatsTracker::Record(const CheckpointStatsEntry& entry) {
   history_.push_front(entry);
-  while (history_.size() > kHistorySize) history_.pop_back();
+  while (history_.size() > history_size_) history_.pop_back();
 }
 
 void CheckpointStatsTracker::ReportCompleted(const CheckpointStatsEntry& entry) {

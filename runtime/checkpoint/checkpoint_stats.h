@@ -14,6 +14,8 @@ namespace weir::runtime {
 
 class CheckpointStatsTracker {
  public:
+  // Keeps the `history_size` most recent checkpoints (Flink's web.checkpoints.history).
+  explicit CheckpointStatsTracker(size_t history_size = 10) : history_size_(history_size) {}
   void ReportTriggered() { ++total_; }
   // A completed checkpoint or savepoint (entry.is_savepoint tells which).
   void ReportCompleted(const CheckpointStatsEntry& entry);
@@ -31,7 +33,7 @@ class CheckpointStatsTracker {
  private:
   void Record(const CheckpointStatsEntry& entry);
 
-  static constexpr size_t kHistorySize = 10;  // Flink's web.checkpoints.history default
+  size_t history_size_;
   static constexpr size_t kMaxSamples = 1000;
   int64_t total_ = 0, completed_ = 0, failed_ = 0, restored_ = 0;
   std::deque<CheckpointStatsEntry> history_;  // newest first

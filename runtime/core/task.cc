@@ -36,24 +36,25 @@ std::string DemangledName(const std::type_info& type) {
 class Task::Writer final : public ChannelWriter {
  public:
   Writer(Task* task, std::vector<ChannelTarget> targets, size_t buffer_size)
-      : task_(task), targets_(std::move(targets)), open_(targets_.size()), pending_records_(targets_.size()) {
+      : task_(task), targets_(std::move(targets)) {
     flush_threshold_ = buffer_size;
-    for (size_t c = 0; c < targets_.size(); ++c) open_[c].reserve(buffer_size + 256);
+    open_.resize(targets_.size());
+    for (auto& open : open_) open.bytes.resize(buffer_size + kRoom);
   }
-  int num_channels() const override { return static_cast<int>(targets_.size()); }
-  std::vector<uint8_t>* buffer(int channel) override { return &open_[channel]; }
-  void CountRecords(int channel, int64_t n) override { pending_records_[channel] += n; }
   void Flush(int channel) override {
-    auto& buf = open_[channel];
-    if (buf.empty()) return;
+    OpenBuffer& open = open_[channel];
+    if (open.used == 0) return;
     const auto& t = targets_[channel];
-    task_->bytes_out_.fetch_add(static_cast<int64_t>(buf.size()), std::memory_order_relaxed);
-    task_->records_out_.fetch_add(pending_records_[channel], std::memory_order_relaxed);
-    pending_records_[channel] = 0;
+    task_->bytes_out_.fetch_add(static_cast<int64_t>(open.used), std::memory_order_relaxed);
+    task_->records_out_.fetch_add(open.records, std::memory_order_relaxed);
+    open.records = 0;
+    open.bytes.resize(open.used);
+    open.used = 0;
     int64_t blocked = 0;
-    if (!t.gate->PushData(t.channel, std::move(buf), &blocked)) throw TaskCancelled{};
+    if (!t.gate->PushData(t.channel, std::move(open.bytes), &blocked)) throw TaskCancelled{};
     if (blocked) task_->backpressured_nanos_.fetch_add(blocked, std::memory_order_relaxed);
-    buf = t.gate->TakeEmptyBuffer(t.channel, flush_threshold_ + 256);
+    open.bytes = t.gate->TakeEmptyBuffer(t.channel, flush_threshold_ + kRoom);
+    open.bytes.resize(flush_threshold_ + kRoom);
   }
   void FlushAll() {
     for (int c = 0; c < num_channels(); ++c) Flush(c);
@@ -74,9 +75,11 @@ class Task::Writer final : public ChannelWriter {
 
  private:
   Task* task_;
+  // Room beyond the flush threshold, so that the record that crosses it seldom grows
+  // the buffer.
+  static constexpr size_t kRoom = 256;
+
   std::vector<ChannelTarget> targets_;
-  std::vector<std::vector<uint8_t>> open_;
-  std::vector<int64_t> pending_records_;
 };
 
 struct Task::PendingSnapshot {

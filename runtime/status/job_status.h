@@ -188,7 +188,7 @@ struct CheckpointingStats {
   int64_t restored = 0, total = 0, in_progress = 0, completed = 0, failed = 0;
   // Over completed checkpoints: min / max / avg (p50.. are computed by the REST layer
   // from `completed_history` when needed).
-  std::vector<CheckpointStatsEntry> history;  // newest first (at most 10, Flink's default)
+  std::vector<CheckpointStatsEntry> history;  // newest first (web.checkpoints.history of them, default 10)
   std::optional<CheckpointStatsEntry> latest_completed;
   std::optional<CheckpointStatsEntry> latest_savepoint;
   std::optional<CheckpointStatsEntry> latest_failed;

@@ -18,9 +18,13 @@ NUMBER_SUM="$BUILD_DIR/examples/number_sum.so"
 [[ -e "$NUMBER_SUM" ]] || fail "'$NUMBER_SUM' was not built (ninja -C $BUILD_DIR number_sum)"
 
 cpdir="$tmp/checkpoints"
-# Small buffers keep the backlog (and so the aligned checkpoints of savepoints) short.
+# Small buffers keep the backlog (and so the aligned checkpoints of savepoints) short. A
+# long statistics history keeps a checkpoint's details while a loaded machine reads them;
+# checkpoints are retained on cancellation, for weir inspect after a cancel.
 unaligned=(-D execution.checkpointing.interval=200ms -D "execution.checkpointing.dir=$cpdir"
-  -D execution.checkpointing.unaligned.enabled=true -D taskmanager.memory.segment-size=4kb)
+  -D execution.checkpointing.unaligned.enabled=true -D taskmanager.memory.segment-size=4kb
+  -D web.checkpoints.history=1000
+  -D execution.checkpointing.externalized-checkpoint-retention=RETAIN_ON_CANCELLATION)
 
 # latest_json PORT JOBID EXPR: EXPR (python, over the latest completed checkpoint `c`) of
 # GET /jobs/JOBID/checkpoints.

@@ -84,11 +84,44 @@ bool FileSource::OpenCurrent() {
   if (!file_) {
     throw std::runtime_error("file source: cannot open '" + split.path + "': " + std::strerror(errno));
   }
+  std::setvbuf(file_, nullptr, _IONBF, 0);  // read in blocks of our own (ReadLine)
   if (split.offset > 0 && std::fseek(file_, split.offset, SEEK_SET) != 0) {
     throw std::runtime_error("file source: cannot seek to byte " + std::to_string(split.offset) + " of '" +
                              split.path + "'");
   }
   return true;
+}
+
+bool FileSource::ReadLine(Split& split) {
+  line_.clear();
+  bool any = false;
+  for (;;) {
+    if (block_begin_ == block_end_) {
+      block_.resize(kBlockSize);
+      block_begin_ = 0;
+      block_end_ = std::fread(block_.data(), 1, block_.size(), file_);
+      if (block_end_ == 0) {
+        if (std::ferror(file_)) {
+          throw std::runtime_error("file source: cannot read '" + split.path + "' at byte " +
+                                   std::to_string(split.offset) + ": " + std::strerror(errno));
+        }
+        return any;  // a last line without a newline, or nothing
+      }
+    }
+    const char* begin = block_.data() + block_begin_;
+    const size_t available = block_end_ - block_begin_;
+    const auto* newline = static_cast<const char*>(std::memchr(begin, '\n', available));
+    const size_t n = newline ? static_cast<size_t>(newline - begin) : available;
+    line_.append(begin, n);
+    any = true;
+    if (newline) {
+      block_begin_ += n + 1;
+      split.offset += static_cast<int64_t>(n) + 1;
+      return true;
+    }
+    block_begin_ = block_end_;
+    split.offset += static_cast<int64_t>(n);
+  }
 }
 
 SourceStatus FileSource::EmitNext(Collector<std::string>& out, int max_records, int64_t* wake_at_nanos) {
@@ -97,19 +130,11 @@ SourceStatus FileSource::EmitNext(Collector<std::string>& out, int max_records, 
   for (int64_t i = 0; i < budget;) {
     if (!OpenCurrent()) return SourceStatus::kEndOfInput;
     Split& split = splits_.front();
-    line_.clear();
-    int c;
-    bool any = false;
-    while ((c = getc_unlocked(file_)) != EOF) {
-      any = true;
-      ++split.offset;
-      if (c == '\n') break;
-      line_.push_back(static_cast<char>(c));
-    }
-    if (!any) {
+    if (!ReadLine(split)) {
       // The split is done: it leaves the state.
       std::fclose(file_);
       file_ = nullptr;
+      block_begin_ = block_end_ = 0;
       splits_.erase(splits_.begin());
       continue;
     }
@@ -126,6 +151,7 @@ void FileSource::Close() {
     std::fclose(file_);
     file_ = nullptr;
   }
+  block_begin_ = block_end_ = 0;
 }
 
 }  // namespace weir

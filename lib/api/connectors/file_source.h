@@ -44,6 +44,9 @@ class FileSource final : public Source<std::string>, public CheckpointedFunction
 
  private:
   bool OpenCurrent();
+  // The next line of the open split into line_ (without its newline), advancing the
+  // split's offset past it; false at the end of the file.
+  bool ReadLine(Split& split);
   void RestoreOldPositions(RuntimeContext& ctx);
 
   std::string path_;
@@ -53,6 +56,11 @@ class FileSource final : public Source<std::string>, public CheckpointedFunction
   std::vector<Split> splits_;  // the front one is being read
   std::FILE* file_ = nullptr;  // open on splits_.front()
   std::string line_;
+  // What was read of the open file and not yet consumed: block_[block_begin_, block_end_).
+  static constexpr size_t kBlockSize = 64 * 1024;
+  std::vector<char> block_;
+  size_t block_begin_ = 0;
+  size_t block_end_ = 0;
   ListState<Split>* split_state_ = nullptr;
 };
 

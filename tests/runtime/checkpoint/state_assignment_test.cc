@@ -188,3 +188,30 @@ TEST_CASE("state assignment: finished subtasks hand on nothing; a fully finished
   CHECK(r.finished);
   CHECK(r.operator_lists.empty());
 }
+
+TEST_CASE("file source: lines longer than a read block, CRLF, empty lines and a last line without newline, "
+          "restored mid-file", "[checkpoint][sources]") {
+  weir::testing::TempDir tmp;
+  std::vector<std::string> expected;
+  {
+    std::ofstream out(tmp / "long.txt", std::ios::binary);
+    for (int l = 0; l < 300; ++l) {
+      // Lengths around and beyond the 64 KiB read block, short ones, and empty lines.
+      const size_t length = l % 7 == 0 ? 70000 + 997 * l : l % 5 == 0 ? 0 : 3 * l + 1;
+      std::string line(length, static_cast<char>('a' + l % 26));
+      if (!line.empty()) line[0] = static_cast<char>('A' + l % 26);
+      out << line << (l % 3 == 0 ? "\r\n" : "\n");
+      expected.push_back(line);
+    }
+    out << "the last line";  // no newline
+    expected.push_back("the last line");
+  }
+  std::vector<std::string> single;
+  // One file: subtask 0 reads 37 lines and snapshots mid-file; the restored subtasks
+  // go on from its offset.
+  auto all = RunRescaled<weir::FileSource, std::string>([&] { return weir::FileSource(tmp.path().string()); },
+                                                         {37, 0}, &single);
+  std::sort(expected.begin(), expected.end());
+  CHECK(all.size() == expected.size());
+  CHECK(all == expected);
+}
