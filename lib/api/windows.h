@@ -61,66 +61,55 @@ inline void CheckWindowSizes(const char* what, int64_t size, int64_t slide, int6
 }
 }  // namespace internal
 
-// Windows of `size` ms, one after the other (Flink's TumblingEventTimeWindows).
-class TumblingEventTimeWindows {
+// Windows of `size` ms, one after the other, on event time or on the wall clock of the
+// operator (Flink's TumblingEventTimeWindows and TumblingProcessingTimeWindows).
+template <bool kIsEventTime>
+class TumblingWindows {
  public:
-  static TumblingEventTimeWindows Of(int64_t size_ms, int64_t offset_ms = 0) {
+  static TumblingWindows Of(int64_t size_ms, int64_t offset_ms = 0) {
     internal::CheckWindowSizes("tumbling windows", size_ms, size_ms, offset_ms);
-    return TumblingEventTimeWindows(size_ms, offset_ms);
+    return TumblingWindows(size_ms, offset_ms);
   }
-  static constexpr bool kEventTime = true;
+  static constexpr bool kEventTime = kIsEventTime;
   static constexpr bool kMerging = false;
-  void AssignWindows(int64_t timestamp, std::vector<TimeWindow>* out) const {
-    int64_t start = internal::WindowStart(timestamp, offset_, size_);
+  // `time` is the record's timestamp (event time) or the operator's clock (processing time).
+  void AssignWindows(int64_t time, std::vector<TimeWindow>* out) const {
+    int64_t start = internal::WindowStart(time, offset_, size_);
     out->push_back({start, start + size_});
   }
 
  private:
-  TumblingEventTimeWindows(int64_t size, int64_t offset) : size_(size), offset_(offset) {}
+  TumblingWindows(int64_t size, int64_t offset) : size_(size), offset_(offset) {}
   int64_t size_, offset_;
 };
+using TumblingEventTimeWindows = TumblingWindows<true>;
+using TumblingProcessingTimeWindows = TumblingWindows<false>;
 
-// The same on the wall clock of the operator (Flink's TumblingProcessingTimeWindows).
-class TumblingProcessingTimeWindows {
+// Windows of `size` ms starting every `slide` ms: a record is in size/slide windows, on
+// event time or on the wall clock of the operator (Flink's SlidingEventTimeWindows and
+// SlidingProcessingTimeWindows).
+template <bool kIsEventTime>
+class SlidingWindows {
  public:
-  static TumblingProcessingTimeWindows Of(int64_t size_ms, int64_t offset_ms = 0) {
-    internal::CheckWindowSizes("tumbling windows", size_ms, size_ms, offset_ms);
-    return TumblingProcessingTimeWindows(size_ms, offset_ms);
-  }
-  static constexpr bool kEventTime = false;
-  static constexpr bool kMerging = false;
-  void AssignWindows(int64_t now_ms, std::vector<TimeWindow>* out) const {
-    int64_t start = internal::WindowStart(now_ms, offset_, size_);
-    out->push_back({start, start + size_});
-  }
-
- private:
-  TumblingProcessingTimeWindows(int64_t size, int64_t offset) : size_(size), offset_(offset) {}
-  int64_t size_, offset_;
-};
-
-// Windows of `size` ms starting every `slide` ms: a record is in size/slide windows
-// (Flink's SlidingEventTimeWindows).
-class SlidingEventTimeWindows {
- public:
-  static SlidingEventTimeWindows Of(int64_t size_ms, int64_t slide_ms, int64_t offset_ms = 0) {
+  static SlidingWindows Of(int64_t size_ms, int64_t slide_ms, int64_t offset_ms = 0) {
     internal::CheckWindowSizes("sliding windows", size_ms, slide_ms, offset_ms);
-    return SlidingEventTimeWindows(size_ms, slide_ms, offset_ms);
+    return SlidingWindows(size_ms, slide_ms, offset_ms);
   }
-  static constexpr bool kEventTime = true;
+  static constexpr bool kEventTime = kIsEventTime;
   static constexpr bool kMerging = false;
-  void AssignWindows(int64_t timestamp, std::vector<TimeWindow>* out) const {
-    int64_t last_start = internal::WindowStart(timestamp, offset_, slide_);
-    for (int64_t start = last_start; start > timestamp - size_; start -= slide_) {
+  void AssignWindows(int64_t time, std::vector<TimeWindow>* out) const {
+    int64_t last_start = internal::WindowStart(time, offset_, slide_);
+    for (int64_t start = last_start; start > time - size_; start -= slide_) {
       out->push_back({start, start + size_});
     }
   }
 
  private:
-  SlidingEventTimeWindows(int64_t size, int64_t slide, int64_t offset)
-      : size_(size), slide_(slide), offset_(offset) {}
+  SlidingWindows(int64_t size, int64_t slide, int64_t offset) : size_(size), slide_(slide), offset_(offset) {}
   int64_t size_, slide_, offset_;
 };
+using SlidingEventTimeWindows = SlidingWindows<true>;
+using SlidingProcessingTimeWindows = SlidingWindows<false>;
 
 // A window per record, [t, t + gap), merged with the key's windows it overlaps or
 // touches: a session ends after `gap` ms without records of its key (Flink's
