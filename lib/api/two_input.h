@@ -7,6 +7,10 @@
 //                                                keyed state and timers per key, both inputs
 //   a.Connect(rules.Broadcast(descriptor)).Process(BroadcastProcessFunction)
 //   a.KeyBy(k).Connect(rules.Broadcast(descriptor)).Process(KeyedBroadcastProcessFunction)
+//   a.Connect(b).Process(CoProcessFunction)
+//
+// The process functions emit to side outputs with ctx.Output(tag, value); GetSideOutput(tag)
+// on their result reads them (side_outputs.h).
 //
 // Broadcast state: every record of the broadcast input reaches every subtask, which
 // writes it into its broadcast state (ProcessBroadcastElement); the other input reads
@@ -27,6 +31,7 @@
 
 #include "lib/api/functions.h"
 #include "lib/api/operator.h"
+#include "lib/api/side_outputs.h"
 
 namespace weir {
 
@@ -119,8 +124,8 @@ class BroadcastStateStore {
 };
 
 // What ProcessElement of a broadcast process function sees: the broadcast state,
-// read-only, and (keyed) the timers.
-class ReadOnlyBroadcastContext {
+// read-only, and the side outputs (Output(tag, value)).
+class ReadOnlyBroadcastContext : public SideOutputContext {
  public:
   explicit ReadOnlyBroadcastContext(BroadcastStateStore* states) : states_(states) {}
   template <class K, class V>
@@ -132,7 +137,7 @@ class ReadOnlyBroadcastContext {
   BroadcastStateStore* states_;
 };
 
-// What ProcessBroadcastElement sees: the broadcast state, writable.
+// What ProcessBroadcastElement sees: the broadcast state, writable, and the side outputs.
 class BroadcastContext : public ReadOnlyBroadcastContext {
  public:
   using ReadOnlyBroadcastContext::ReadOnlyBroadcastContext;
@@ -170,9 +175,27 @@ class CoFlatMapFunction {
   virtual void Close() {}
 };
 
+// Flink's CoProcessFunction: ProcessElement1 for a's records, ProcessElement2 for b's;
+// ctx.Output(tag, value) emits to a side output. (Timers need keyed streams:
+// KeyedCoProcessFunction.)
+template <class In1, class In2, class Out>
+class CoProcessFunction {
+ public:
+  using FirstInputType = In1;
+  using SecondInputType = In2;
+  using OutputType = Out;
+  using Context = SideOutputContext;
+  virtual ~CoProcessFunction() = default;
+  virtual void Open(RuntimeContext& ctx) {}
+  virtual void ProcessElement1(const In1& value, const Context& ctx, Collector<Out>& out) = 0;
+  virtual void ProcessElement2(const In2& value, const Context& ctx, Collector<Out>& out) = 0;
+  virtual void Close() {}
+};
+
 // Flink's KeyedCoProcessFunction: both inputs keyed by a key of type K; keyed state
 // and timers (ctx.GetTimerService()) are those of the record's key, as in
-// KeyedProcessFunction.
+// KeyedProcessFunction; ctx.Output(tag, value) emits to a side output (ctx: the
+// KeyedRuntimeContext that Open gets).
 template <class K, class In1, class In2, class Out>
 class KeyedCoProcessFunction {
  public:

@@ -28,6 +28,7 @@
 #include "lib/api/functions.h"
 #include "lib/api/operators.h"
 #include "lib/api/output.h"
+#include "lib/api/side_outputs.h"
 #include "lib/api/timers.h"
 #include "lib/common/time_util.h"
 
@@ -282,44 +283,28 @@ class ElementContents {
   MapState<std::pair<TimeWindow, int64_t>, T>* elements_ = nullptr;
 };
 
-// What a window operator with a late-data side output emits: a window result or a late
-// record (split again by the nodes that GetSideOutput and the main stream add).
-template <class Result, class T>
-struct WindowOutput {
-  std::optional<Result> result;
-  std::optional<T> late;
-  WEIR_FIELDS(result, late)
-};
-
-template <class Result, class T>
-class WrapResults final : public Output<Result> {
- public:
-  void Collect(const Result& r) override {
-    out_->Collect(WindowOutput<Result, T>{r, std::nullopt});
-  }
-  Output<WindowOutput<Result, T>>* out_ = nullptr;
-};
-
 // One window operator for every assigner and window function. `Contents` keeps the
 // windows' contents (AccumulatorContents, ElementContents); with kLateSideOutput the
-// operator emits WindowOutput<Result, T>, late records included, else Result.
+// operator emits SideOutputRecord<Result>s, the late records as the side output
+// `late_tag` (side_outputs.h), else Result.
 template <class K, class T, class Result, class KeyF, class Assigner, class Contents, bool kLateSideOutput = false>
 class WindowOperator final
     : public KeyedOperatorBase<K>,
-      public WithOutput<std::conditional_t<kLateSideOutput, WindowOutput<Result, T>, Result>>,
+      public WithOutput<std::conditional_t<kLateSideOutput, SideOutputRecord<Result>, Result>>,
       public Output<T> {
-  using Out = std::conditional_t<kLateSideOutput, WindowOutput<Result, T>, Result>;
+  using Out = std::conditional_t<kLateSideOutput, SideOutputRecord<Result>, Result>;
 
  public:
-  WindowOperator(KeyF key_fn, Assigner assigner, int64_t allowed_lateness_ms, Contents contents)
+  WindowOperator(KeyF key_fn, Assigner assigner, int64_t allowed_lateness_ms, Contents contents,
+                 OutputTag<T> late_tag = OutputTag<T>("late data"))
       : key_fn_(std::move(key_fn)), assigner_(std::move(assigner)), lateness_(allowed_lateness_ms),
-        contents_(std::move(contents)) {}
+        contents_(std::move(contents)), late_tag_(std::move(late_tag)) {}
   OutputBase* Input() override { return static_cast<Output<T>*>(this); }
   void SetOutput(OutputBase* out) override {
     WithOutput<Out>::SetOutput(out);
     if constexpr (kLateSideOutput) {
-      wrap_.out_ = this->out_;
-      results_ = &wrap_;
+      emitter_.SetOutput(this->out_);
+      results_ = &emitter_;
     } else {
       results_ = this->out_;
     }
@@ -368,7 +353,7 @@ class WindowOperator final
       if (!merged.empty()) DeleteTimersOf(merged);
     }
     if (skipped && Assigner::kEventTime && CleanupTime(ts) <= timers_->CurrentWatermark()) {
-      if constexpr (kLateSideOutput) this->out_->Collect(Out{std::nullopt, record});
+      if constexpr (kLateSideOutput) emitter_.EmitSide(late_tag_, record);
     }
   }
 
@@ -454,24 +439,9 @@ class WindowOperator final
   Contents contents_;
   std::unique_ptr<TimerService<K>> timers_;
   std::vector<TimeWindow> windows_;
+  OutputTag<T> late_tag_;
   Output<Result>* results_ = nullptr;
-  WrapResults<Result, T> wrap_;
-};
-
-// The main stream (window results) or the late-data side output of a window operator
-// with a late-data side output.
-template <class Result, class T, bool kLate>
-class WindowOutputSelector final : public WithOutput<std::conditional_t<kLate, T, Result>>,
-                                   public Output<WindowOutput<Result, T>> {
- public:
-  OutputBase* Input() override { return static_cast<Output<WindowOutput<Result, T>>*>(this); }
-  void Collect(const WindowOutput<Result, T>& r) override {
-    if constexpr (kLate) {
-      if (r.late) this->out_->Collect(*r.late);
-    } else {
-      if (r.result) this->out_->Collect(*r.result);
-    }
-  }
+  SideOutputEmitter<Result> emitter_;
 };
 
 // Takes each record's timestamp from a WatermarkStrategy and makes the watermarks

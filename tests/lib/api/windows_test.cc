@@ -27,12 +27,19 @@ std::string Describe(const TimeWindow& w) { return std::to_string(w.start) + "-"
 // Records what a window operator emits: results as "<line>@<timestamp>", late records as
 // "late <n>@<timestamp>".
 template <class Result, class T>
-class Collecting final : public weir::Output<Result>, public weir::Output<weir::internal::WindowOutput<Result, T>> {
+class Collecting final : public weir::Output<Result>, public weir::Output<weir::SideOutputRecord<Result>> {
  public:
   void Collect(const Result& r) override { lines.push_back(r + At()); }
-  void Collect(const weir::internal::WindowOutput<Result, T>& o) override {
-    if (o.result) lines.push_back(*o.result + At());
-    if (o.late) lines.push_back("late " + std::to_string(*o.late) + At());
+  void Collect(const weir::SideOutputRecord<Result>& o) override {
+    if (const Result* r = o.MainRecord()) {
+      lines.push_back(*r + At());
+      return;
+    }
+    CHECK(o.tag_key == weir::OutputTag<T>("late data").key());
+    weir::DataInput in(o.bytes);
+    T late{};
+    weir::Serializer<T>::Read(in, late);
+    lines.push_back("late " + std::to_string(late) + At());
   }
   Lines lines;
 
@@ -49,7 +56,7 @@ struct Windows {
     ctx.operator_name = "windows";
     op.Setup(ctx);
     if constexpr (kLate) {
-      op.SetOutput(static_cast<weir::Output<weir::internal::WindowOutput<std::string, int64_t>>*>(&out));
+      op.SetOutput(static_cast<weir::Output<weir::SideOutputRecord<std::string>>*>(&out));
     } else {
       op.SetOutput(static_cast<weir::Output<std::string>*>(&out));
     }
