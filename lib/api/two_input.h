@@ -30,6 +30,8 @@
 #include <vector>
 
 #include "lib/api/functions.h"
+#include "lib/api/keyed_states.h"
+#include "lib/api/state_snapshot.h"
 #include "lib/api/operator.h"
 #include "lib/api/side_outputs.h"
 
@@ -147,6 +149,71 @@ class BroadcastContext : public ReadOnlyBroadcastContext {
   }
 };
 
+// Name keyed states of values V (Flink's ValueStateDescriptor, ListStateDescriptor;
+// MapStateDescriptor above names map states): what ApplyToKeyedState runs over.
+template <class V>
+class ValueStateDescriptor {
+ public:
+  explicit ValueStateDescriptor(std::string name) : name_(std::move(name)) {
+    if (name_.empty()) throw std::invalid_argument("a value state descriptor needs a non-empty name");
+  }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+template <class V>
+class ListStateDescriptor {
+ public:
+  explicit ListStateDescriptor(std::string name) : name_(std::move(name)) {
+    if (name_.empty()) throw std::invalid_argument("a list state descriptor needs a non-empty name");
+  }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
+// What ProcessBroadcastElement of a KeyedBroadcastProcessFunction sees: the broadcast
+// state, writable, the side outputs, and the keyed state of every key of this subtask
+// (Flink's Context.applyToKeyedState).
+template <class K>
+class KeyedBroadcastContext : public BroadcastContext {
+ public:
+  KeyedBroadcastContext(BroadcastStateStore* states, KeyedStates<K>* keyed)
+      : BroadcastContext(states), keyed_(keyed) {}
+  // fn(const K& key, ValueState<V>& state) for every key of this subtask that has a value
+  // in the state `descriptor` names (the same name and types as the function's
+  // GetState<V>(name)); fn may read, update or clear it.
+  template <class V, class F>
+  void ApplyToKeyedState(const ValueStateDescriptor<V>& descriptor, F fn) const {
+    ForEachKey(descriptor.name(), StateKind::kValue, keyed_->template GetValueState<V>(descriptor.name()), fn);
+  }
+  // The same for a list state (GetListState<V>(name)).
+  template <class V, class F>
+  void ApplyToKeyedState(const ListStateDescriptor<V>& descriptor, F fn) const {
+    ForEachKey(descriptor.name(), StateKind::kList, keyed_->template GetListState<V>(descriptor.name()), fn);
+  }
+  // The same for a map state (GetMapState<UK, UV>(name)).
+  template <class UK, class UV, class F>
+  void ApplyToKeyedState(const MapStateDescriptor<UK, UV>& descriptor, F fn) const {
+    ForEachKey(descriptor.name(), StateKind::kMap, keyed_->template GetMapState<UK, UV>(descriptor.name()), fn);
+  }
+
+ private:
+  // The keys are listed first: fn sets the current key and may change the state.
+  template <class State, class F>
+  void ForEachKey(const std::string& name, StateKind kind, State& state, F& fn) const {
+    std::vector<K> keys;
+    keyed_->ForEachKey(name, kind, [&](const K& key) { keys.push_back(key); });
+    for (const K& key : keys) {
+      keyed_->SetCurrentKey(key);
+      fn(key, state);
+    }
+  }
+  KeyedStates<K>* keyed_;
+};
+
 // Flink's CoMapFunction: one output record per record of either input.
 template <class In1, class In2, class Out>
 class CoMapFunction {
@@ -228,7 +295,9 @@ class BroadcastProcessFunction {
 
 // Flink's KeyedBroadcastProcessFunction: In1 from a keyed stream (keyed state and
 // timers of the record's key, as in KeyedProcessFunction), In2 from the broadcast
-// stream. Timers see the broadcast state read-only.
+// stream. Timers see the broadcast state read-only. ProcessBroadcastElement takes a
+// Context (ApplyToKeyedState over the keyed state of all keys) or, as before it had
+// one, a BroadcastContext: override either.
 template <class K, class In1, class In2, class Out>
 class KeyedBroadcastProcessFunction {
  public:
@@ -236,11 +305,17 @@ class KeyedBroadcastProcessFunction {
   using FirstInputType = In1;
   using SecondInputType = In2;
   using OutputType = Out;
+  using Context = KeyedBroadcastContext<K>;
   virtual ~KeyedBroadcastProcessFunction() = default;
   virtual void Open(KeyedRuntimeContext<K>& ctx) {}
   virtual void ProcessElement(const In1& value, const K& key, const ReadOnlyBroadcastContext& ctx,
                               Collector<Out>& out) = 0;
-  virtual void ProcessBroadcastElement(const In2& value, const BroadcastContext& ctx, Collector<Out>& out) = 0;
+  virtual void ProcessBroadcastElement(const In2& value, const Context& ctx, Collector<Out>& out) {
+    ProcessBroadcastElement(value, static_cast<const BroadcastContext&>(ctx), out);
+  }
+  virtual void ProcessBroadcastElement(const In2& value, const BroadcastContext& ctx, Collector<Out>& out) {
+    throw std::logic_error("a KeyedBroadcastProcessFunction must override ProcessBroadcastElement");
+  }
   virtual void OnTimer(int64_t timestamp, const K& key, TimeDomain domain, const ReadOnlyBroadcastContext& ctx,
                        Collector<Out>& out) {}
   virtual void Close() {}

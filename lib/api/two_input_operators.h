@@ -151,6 +151,7 @@ class BroadcastStates {
     writable_->SetSideOutputs(side);
   }
   void Store() { store_->Store(); }
+  BroadcastStateStore* store() { return store_.get(); }
   const ReadOnlyBroadcastContext& read_only() const { return *read_only_; }
   const BroadcastContext& writable() const { return *writable_; }
 
@@ -209,6 +210,8 @@ class KeyedBroadcastProcessOperator final
   }
   void InitializeState() override {
     states_.Init(&this->operator_state_, declared_, &emitter_);
+    keyed_writable_ = std::make_unique<KeyedBroadcastContext<K>>(states_.store(), this->backend_.get());
+    keyed_writable_->SetSideOutputs(&emitter_);
     this->keyed_context_->SetSideOutputs(&emitter_);
     InitializeFunctionState(fn_, *this->keyed_context_);
   }
@@ -238,8 +241,12 @@ class KeyedBroadcastProcessOperator final
   std::set<std::string> declared_;
   SideOutputEmitter<Out> emitter_;
   BroadcastStates states_;
-  SecondInput<In2, std::function<void(const In2&)>> second_{
-      [this](const In2& r) { fn_.ProcessBroadcastElement(r, states_.writable(), emitter_); }};
+  std::unique_ptr<KeyedBroadcastContext<K>> keyed_writable_;
+  // Through the base class: a function may override either ProcessBroadcastElement.
+  SecondInput<In2, std::function<void(const In2&)>> second_{[this](const In2& r) {
+    static_cast<KeyedBroadcastProcessFunction<K, In1, In2, Out>&>(fn_).ProcessBroadcastElement(r, *keyed_writable_,
+                                                                                               emitter_);
+  }};
 };
 
 }  // namespace weir::internal
