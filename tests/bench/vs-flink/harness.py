@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN_TIMEOUT_S = 900
+# The windowed sums: 1 s event-time windows, tumbling (slide 0) or sliding every 100 ms (10
+# windows per record).
+WINDOW_SLIDE_MS = {"window-sum": 0, "window-sliding": 100}
 
 
 @dataclass
@@ -125,9 +128,9 @@ class Weir:
         if s.job == "word-count":
             return cmd + [os.path.join(self.examples, "word_count.so"), "--input", args.text_dir,
                           "--sink", "discard"]
-        if s.job == "window-sum":
+        if s.job in WINDOW_SLIDE_MS:
             return cmd + [os.path.join(self.examples, "window_sum.so"), "--count", str(args.count),
-                          "--window-ms", "1000", "--sink", "discard"]
+                          "--window-ms", "1000", "--slide-ms", str(WINDOW_SLIDE_MS[s.job]), "--sink", "discard"]
         cmd += [os.path.join(self.examples, "number_sum.so"), "--count", str(args.count), "--sink", "discard"]
         if s.job == "many-keys":
             cmd += ["--keys", str(args.many_keys)]
@@ -155,8 +158,9 @@ class Flink:
         cmd = [self.java] + self.java_opts + ["-cp", self.classpath]
         if s.job == "word-count":
             cmd += ["weir.bench.WordCount", "--input", args.text_dir]
-        elif s.job == "window-sum":
-            cmd += ["weir.bench.WindowSum", "--count", str(args.count), "--window-ms", "1000"]
+        elif s.job in WINDOW_SLIDE_MS:
+            cmd += ["weir.bench.WindowSum", "--count", str(args.count), "--window-ms", "1000",
+                    "--slide-ms", str(WINDOW_SLIDE_MS[s.job])]
         else:
             keys = args.many_keys if s.job == "many-keys" else 2
             cmd += ["weir.bench.NumberSum", "--count", str(args.count), "--keys", str(keys)]
@@ -191,7 +195,8 @@ def free_port():
 def scenarios(args, text_words):
     out = []
     labels = {"keyed-sum": "keyed sum, 2 keys", "many-keys": f"keyed sum, {args.many_keys} keys",
-              "word-count": "word count", "window-sum": "window sum, tumbling 1 s"}
+              "word-count": "word count", "window-sum": "window sum, tumbling 1 s",
+              "window-sliding": "window sum, sliding 1 s / 100 ms"}
     for job in args.jobs:
         for p in args.parallelism:
             for cp in args.checkpoints:
@@ -339,9 +344,9 @@ def main():
                     help="intervals: none, 100ms, 1s, ...")
     ap.add_argument("--csv", help="also write every run to this CSV file")
     args = ap.parse_args()
-    bad = [j for j in args.jobs if j not in ("keyed-sum", "many-keys", "word-count", "window-sum")]
+    bad = [j for j in args.jobs if j not in ("keyed-sum", "many-keys", "word-count", "window-sum", "window-sliding")]
     if bad:
-        ap.error(f"--jobs: unknown job '{bad[0]}' (keyed-sum, many-keys, word-count, window-sum)")
+        ap.error(f"--jobs: unknown job '{bad[0]}' (keyed-sum, many-keys, word-count, window-sum, window-sliding)")
     if args.rounds < 1 or args.count < 1 or args.many_keys < 1 or args.text_mb <= 0:
         ap.error("--rounds, --count, --many-keys and --text-mb must be positive")
     if any(p < 1 for p in args.parallelism):

@@ -11,7 +11,8 @@
 #   --rounds R            rounds; each runs every row on both sides [3]
 #   --jobs LIST           keyed-sum (number_sum, 2 keys), many-keys (number_sum --keys K),
 #                         word-count, window-sum (window_sum, tumbling 1 s event-time windows,
-#                         --count records) [keyed-sum,many-keys,word-count]
+#                         --count records), window-sliding (the same, 1 s windows every 100 ms)
+#                         [keyed-sum,many-keys,word-count]
 #   --parallelism LIST    [1,2]
 #   --checkpoints LIST    none and exactly-once intervals such as 100ms, 1s [none,100ms,1s]
 #   --count N             keyed sum records [50000000]
@@ -57,8 +58,8 @@ if ! flock -n 9; then
   exit 1
 fi
 
-echo "building weir (weir, weir-run, number_sum.so, word_count.so) in $BUILD"
-cmake --build "$BUILD" --target weir weir-run number_sum word_count >"$BUILD/vs-flink-build.log" 2>&1 ||
+echo "building weir (weir, weir-run, number_sum.so, word_count.so, window_sum.so) in $BUILD"
+cmake --build "$BUILD" --target weir weir-run number_sum word_count window_sum >"$BUILD/vs-flink-build.log" 2>&1 ||
   { tail -n 20 "$BUILD/vs-flink-build.log" >&2; echo "vs-flink: building weir failed" >&2; exit 1; }
 
 flink_args=()

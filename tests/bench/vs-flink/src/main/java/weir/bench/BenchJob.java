@@ -9,8 +9,9 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
  * What the benchmark jobs share: their command line, a local execution environment set up as
- * weir runs the same job (object reuse, the heap state backend, exactly-once checkpoints to a
- * local directory), and the one result line tests/bench/vs-flink/harness.py reads:
+ * weir runs the same job (object reuse, the heap state backend or --state-backend rocksdb with
+ * incremental checkpoints, exactly-once checkpoints to a local directory, 3 retained), and the
+ * one result line tests/bench/vs-flink/harness.py reads:
  *
  * <pre>result runtime_ms=R records=N checkpoints=C</pre>
  *
@@ -26,7 +27,7 @@ final class BenchJob {
 
   /** Parses "--name value" pairs; the common options plus `jobOptions` are known. */
   BenchJob(String[] argv, String usage, Set<String> jobOptions) {
-    Set<String> common = Set.of("parallelism", "checkpoint-interval-ms", "checkpoint-dir");
+    Set<String> common = Set.of("parallelism", "checkpoint-interval-ms", "checkpoint-dir", "state-backend");
     for (int i = 0; i < argv.length; i += 2) {
       String name = argv[i].startsWith("--") ? argv[i].substring(2) : "";
       if (name.isEmpty() || i + 1 >= argv.length) usageError("expected --name value, got '" + argv[i] + "'", usage);
@@ -57,7 +58,14 @@ final class BenchJob {
     int parallelism = (int) getLong("parallelism", 1, 1, usage);
     long interval = getLong("checkpoint-interval-ms", 0, 0, usage);
     Map<String, String> conf = new HashMap<>();
-    conf.put("state.backend.type", "hashmap");
+    String backend = get("state-backend", "hashmap");
+    if (!backend.equals("hashmap") && !backend.equals("rocksdb")) {
+      usageError("--state-backend must be hashmap or rocksdb, not '" + backend + "'", usage);
+    }
+    conf.put("state.backend.type", backend);
+    // rocksdb as weir measures it: incremental checkpoints (Flink's rocksdb is in flink-dist).
+    if (backend.equals("rocksdb")) conf.put("execution.checkpointing.incremental", "true");
+    conf.put("execution.checkpointing.num-retained", "3");
     if (interval > 0) {
       String dir = get("checkpoint-dir", "");
       if (dir.isEmpty()) usageError("--checkpoint-interval-ms needs --checkpoint-dir DIR", usage);
