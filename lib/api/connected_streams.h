@@ -3,6 +3,7 @@
 // two streams into one two-input operator. The functions are in two_input.h.
 //
 //   numbers.Connect(words).Map(MyCoMap{})                          CoMapFunction
+//   numbers.Connect(words).Process(MyCoProcess{})                  CoProcessFunction
 //   numbers.KeyBy(k1).Connect(events.KeyBy(k2)).Process(MyCoProcess{})
 //   weir::MapStateDescriptor<int64_t, Rule> rules_state("rules");
 //   numbers.KeyBy(k).Connect(rules.Broadcast(rules_state)).Process(MyBroadcastFn{})
@@ -43,6 +44,15 @@ template <class T, class K, class KeyF>
 std::shared_ptr<const void> SelectorOf(const KeyF& key_fn) {
   return std::make_shared<const KeySelector<T, K, KeyF>>(key_fn);
 }
+// A two-input process node (emitting SideOutputRecord<Out>s) and the node that keeps its
+// main records: the result GetSideOutput(tag) reads the function's side outputs on.
+template <class A, class B, class Out, class Factory>
+SingleOutputStreamOperator<Out> AddTwoInputProcessNode(StreamExecutionEnvironment* env, const std::string& name,
+                                                       bool keyed, StreamEdge a, StreamEdge b, Factory factory) {
+  auto op = AddTwoInputNode<A, B, SideOutputRecord<Out>>(env, name, keyed, std::move(a), std::move(b),
+                                                         std::move(factory));
+  return SingleOutputStreamOperator<Out>::WithSideOutputs(op, name, {SideOutputs::Kind::kAny, "", nullptr});
+}
 template <class Fn, class A, class B>
 constexpr void CheckInputTypes() {
   static_assert(std::is_same_v<typename Fn::FirstInputType, A>, "the function's first input type must match the first stream's");
@@ -71,6 +81,14 @@ class ConnectedStreams {
       return std::make_unique<internal::CoFunctionOperator<A, B, Out, Fn, true>>(fn);
     });
   }
+  // Fn derives from CoProcessFunction<A, B, Out>.
+  template <class Fn, class Out = typename Fn::OutputType>
+  SingleOutputStreamOperator<Out> Process(Fn fn) {
+    internal::CheckInputTypes<Fn, A, B>();
+    return internal::AddTwoInputProcessNode<A, B, Out>(env_, "Co-Process", false, Edge(first_), Edge(second_), [fn] {
+      return std::make_unique<internal::CoProcessOperator<A, B, Out, Fn>>(fn);
+    });
+  }
   // Both streams keyed, by keys of the same type.
   template <class KeyFA, class KeyFB, class K = std::decay_t<std::invoke_result_t<KeyFA, const A&>>>
   KeyedConnectedStreams<A, B, K, KeyFA, KeyFB> KeyBy(KeyFA key_a, KeyFB key_b) {
@@ -94,12 +112,12 @@ class KeyedConnectedStreams {
 
   // Fn derives from KeyedCoProcessFunction<K, A, B, Out>.
   template <class Fn, class Out = typename Fn::OutputType>
-  DataStream<Out> Process(Fn fn) {
+  SingleOutputStreamOperator<Out> Process(Fn fn) {
     internal::CheckInputTypes<Fn, A, B>();
     static_assert(std::is_same_v<typename Fn::Key, K>, "the function's key type must match KeyBy's");
     KeyFA ka = first_.key_fn();
     KeyFB kb = second_.key_fn();
-    return internal::AddTwoInputNode<A, B, Out>(
+    return internal::AddTwoInputProcessNode<A, B, Out>(
         first_.env(), "KeyedCoProcess", true,
         {first_.node_id(), ShipStrategy::kHash, internal::SelectorOf<A, K>(ka)},
         {second_.node_id(), ShipStrategy::kHash, internal::SelectorOf<B, K>(kb)}, [ka, kb, fn] {
@@ -138,10 +156,10 @@ class BroadcastConnectedStream {
 
   // Fn derives from BroadcastProcessFunction<A, B, Out>.
   template <class Fn, class Out = typename Fn::OutputType>
-  DataStream<Out> Process(Fn fn) {
+  SingleOutputStreamOperator<Out> Process(Fn fn) {
     internal::CheckInputTypes<Fn, A, B>();
     auto states = broadcast_.states();
-    return internal::AddTwoInputNode<A, B, Out>(env_, "Broadcast Process", false,
+    return internal::AddTwoInputProcessNode<A, B, Out>(env_, "Broadcast Process", false,
                                                 {first_, ShipStrategy::kForward, nullptr}, broadcast_.Edge(),
                                                 [fn, states] {
       return std::make_unique<internal::BroadcastProcessOperator<A, B, Out, Fn>>(fn, states);
@@ -162,12 +180,12 @@ class KeyedBroadcastConnectedStream {
 
   // Fn derives from KeyedBroadcastProcessFunction<K, A, B, Out>.
   template <class Fn, class Out = typename Fn::OutputType>
-  DataStream<Out> Process(Fn fn) {
+  SingleOutputStreamOperator<Out> Process(Fn fn) {
     internal::CheckInputTypes<Fn, A, B>();
     static_assert(std::is_same_v<typename Fn::Key, K>, "the function's key type must match KeyBy's");
     KeyF key_fn = first_.key_fn();
     auto states = broadcast_.states();
-    return internal::AddTwoInputNode<A, B, Out>(
+    return internal::AddTwoInputProcessNode<A, B, Out>(
         first_.env(), "Keyed Broadcast Process", true,
         {first_.node_id(), ShipStrategy::kHash, internal::SelectorOf<A, K>(key_fn)}, broadcast_.Edge(),
         [key_fn, fn, states] {

@@ -8,6 +8,7 @@
 
 #include "lib/api/keyed_states.h"
 #include "lib/api/operator.h"
+#include "lib/api/side_outputs.h"
 #include "lib/api/timers.h"
 
 namespace weir {
@@ -39,9 +40,10 @@ class Sink {
   virtual void PrepareCommit(int64_t checkpoint_id) {}
 };
 
-// The runtime context of a keyed operator: keyed state scoped to the current key.
+// The runtime context of a keyed operator: keyed state scoped to the current key, and
+// in a KeyedCoProcessFunction the side outputs (Output(tag, value)).
 template <class K>
-class KeyedRuntimeContext : public RuntimeContext {
+class KeyedRuntimeContext : public RuntimeContext, public SideOutputContext {
  public:
   KeyedRuntimeContext(const OperatorContext& ctx, OperatorStateStore* store, KeyedStates<K>* backend)
       : RuntimeContext(ctx, store), backend_(backend) {}

@@ -101,6 +101,9 @@ struct StreamNode {
   // Two-input operators (connected streams): the record type of inputs[1].
   std::shared_ptr<const TypeInfoBase> in_type2;
   std::shared_ptr<const TypeInfoBase> out_type;  // null for sinks
+  // The node after an operator with side outputs that keeps one of them: its tag's key
+  // (side_outputs.h); empty for every other node.
+  std::string side_output;
 };
 
 // The record type of input `index` (0 or 1) of `node`.

@@ -1,6 +1,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 // Output<T>: where an operator puts its records. Chained operators are Outputs of
@@ -52,7 +53,12 @@ class OutputTagBase {
 template <class T>
 class OutputTag : public OutputTagBase {
  public:
-  using OutputTagBase::OutputTagBase;
+  explicit OutputTag(std::string id) : OutputTagBase(std::move(id)), key_(this->id() + '\0' + typeid(T).name()) {}
+  // The id and the record type: tags of the same id and another type are other tags.
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
 };
 
 }  // namespace weir

@@ -22,6 +22,7 @@
 
 #include "lib/api/graph.h"
 #include "lib/api/operators.h"
+#include "lib/api/side_outputs.h"
 #include "lib/api/windows.h"
 
 namespace weir {
@@ -269,18 +270,55 @@ class KeyedStream {
   KeyF key_fn_;
 };
 
-// The result of a window function (Flink's SingleOutputStreamOperator): a DataStream
-// whose Name, Uid and parallelism are the window operator's, and whose late-data side
-// output GetSideOutput(tag) reads when the windows were given SideOutputLateData(tag).
+namespace internal {
+// The node after an operator with side outputs that keeps its main records (kMain,
+// Selected = Main) or the records of the side output `tag_key` (of type Selected).
+template <class Main, class Selected, bool kMain>
+class SideOutputSelector final : public WithOutput<Selected>, public Output<SideOutputRecord<Main>> {
+ public:
+  explicit SideOutputSelector(std::string tag_key = "") : tag_key_(std::move(tag_key)) {}
+  OutputBase* Input() override { return static_cast<Output<SideOutputRecord<Main>>*>(this); }
+  void Collect(const SideOutputRecord<Main>& r) override {
+    const Main* main = r.MainRecord();
+    if constexpr (kMain) {
+      if (main) this->out_->Collect(*main);
+    } else {
+      if (main || r.tag_key != tag_key_) return;
+      DataInput in(r.bytes);
+      Serializer<Selected>::Read(in, value_);
+      this->out_->Collect(value_);
+    }
+  }
+
+ private:
+  std::string tag_key_;
+  Selected value_{};
+};
+
+}  // namespace internal
+
+// Which side outputs GetSideOutput may read on a SingleOutputStreamOperator.
+struct SideOutputs {
+  enum class Kind { kNone, kLateData, kAny };
+  Kind kind = Kind::kNone;
+  std::string late_tag;                         // kLateData: the tag given to SideOutputLateData...
+  const std::type_info* late_type = nullptr;    // ...and the windowed stream's record type
+};
+
+// The result of a window or process function (Flink's SingleOutputStreamOperator): a
+// DataStream whose Name, Uid and parallelism are the operator's, and whose side outputs
+// GetSideOutput(tag) reads: the windows' late data when they were given
+// SideOutputLateData(tag), what a two-input process function emits with ctx.Output(tag,
+// value). An operator with side outputs is followed by a node that keeps its main
+// records and one per side output read (side_outputs.h).
 template <class Out>
 class SingleOutputStreamOperator : public DataStream<Out> {
  public:
-  // `node` is where the results come from; `window_node` the window operator (another
-  // node when it has a late-data side output of type `late_type` named `late_tag`).
-  SingleOutputStreamOperator(StreamExecutionEnvironment* env, int node, int window_node, std::string late_tag = "",
-                             const std::type_info* late_type = nullptr)
-      : DataStream<Out>(env, node), window_node_(window_node), late_tag_(std::move(late_tag)),
-        late_type_(late_type) {}
+  // `node` is where the main records come from; `operator_node` the operator (another
+  // node when it has side outputs).
+  SingleOutputStreamOperator(StreamExecutionEnvironment* env, int node, int operator_node,
+                             SideOutputs side_outputs = {})
+      : DataStream<Out>(env, node), operator_node_(operator_node), side_outputs_(std::move(side_outputs)) {}
 
   SingleOutputStreamOperator& Name(const std::string& name) {
     ForEachNode([&](StreamNode& n, const std::string& suffix) { n.name = name + suffix; });
@@ -302,56 +340,75 @@ class SingleOutputStreamOperator : public DataStream<Out> {
     return *this;
   }
 
-  // The records the windows found later than their allowed lateness (Flink's
-  // getSideOutput): `tag` must be the one given to SideOutputLateData.
+  // The records of the side output `tag` (Flink's getSideOutput): for windows, `tag` must
+  // be the one given to SideOutputLateData; for process functions any tag the function
+  // emits to (ctx.Output), of the same id and record type.
   template <class L>
   DataStream<L> GetSideOutput(const OutputTag<L>& tag) {
-    if (late_tag_.empty() || tag.id() != late_tag_) {
+    using Kind = SideOutputs::Kind;
+    if (side_outputs_.kind == Kind::kNone ||
+        (side_outputs_.kind == Kind::kLateData && tag.id() != side_outputs_.late_tag)) {
       throw std::invalid_argument("no side output named '" + tag.id() + "' on '" +
-                                  this->env_->node(window_node_).name +
+                                  this->env_->node(operator_node_).name +
                                   "': give the windowed stream SideOutputLateData(tag) with that tag");
     }
-    if (*late_type_ != typeid(L)) {
+    if (side_outputs_.kind == Kind::kLateData && *side_outputs_.late_type != typeid(L)) {
       throw std::invalid_argument("the side output '" + tag.id() + "' holds the windowed stream's record type");
     }
     for (StreamNode& n : this->env_->graph().nodes) {
-      if (IsSideNode(n)) return DataStream<L>(this->env_, n.id);
+      if (IsSideNode(n) && n.side_output == tag.key()) return DataStream<L>(this->env_, n.id);
     }
-    const StreamNode window = this->env_->node(window_node_);  // a copy: adding a node moves the nodes
-    auto late = DataStream<internal::WindowOutput<Out, L>>(this->env_, window_node_)
-                    .template Then<L>(window.name + kLateSuffix, ShipStrategy::kForward, nullptr, false, [] {
-                      return std::make_unique<internal::WindowOutputSelector<Out, L, true>>();
+    const StreamNode op = this->env_->node(operator_node_);  // a copy: adding a node moves the nodes
+    const std::string suffix = SideSuffix(tag.key());
+    auto side = DataStream<SideOutputRecord<Out>>(this->env_, operator_node_)
+                    .template Then<L>(op.name + suffix, ShipStrategy::kForward, nullptr, false, [key = tag.key()] {
+                      return std::make_unique<internal::SideOutputSelector<Out, L, false>>(key);
                     });
-    StreamNode& n = this->env_->node(late.node_id());
-    if (!window.uid.empty()) n.uid = window.uid + kLateSuffix;
-    n.parallelism = window.parallelism;
-    n.parallelism_fixed = window.parallelism_fixed;
-    n.max_parallelism = window.max_parallelism;
-    return late;
+    StreamNode& n = this->env_->node(side.node_id());
+    n.side_output = tag.key();
+    if (!op.uid.empty()) n.uid = op.uid + suffix;
+    n.parallelism = op.parallelism;
+    n.parallelism_fixed = op.parallelism_fixed;
+    n.max_parallelism = op.max_parallelism;
+    return side;
+  }
+
+  // For the API's own use: `producer` (an operator emitting SideOutputRecord<Out>s)
+  // followed by the node that keeps its main records.
+  static SingleOutputStreamOperator WithSideOutputs(DataStream<SideOutputRecord<Out>> producer,
+                                                    const std::string& name, SideOutputs side_outputs) {
+    DataStream<Out> main = producer.template Then<Out>(name + kMainSuffix, ShipStrategy::kForward, nullptr, false,
+                                                       [] {
+      return std::make_unique<internal::SideOutputSelector<Out, Out, true>>();
+    });
+    return SingleOutputStreamOperator(producer.env(), main.node_id(), producer.node_id(), std::move(side_outputs));
   }
 
  private:
-  static constexpr const char* kResultsSuffix = " (results)";
-  static constexpr const char* kLateSuffix = " (late data)";
-  bool IsSideNode(const StreamNode& n) const {
-    return n.id != this->node_ && n.inputs.size() == 1 && n.inputs[0].source_node == window_node_ &&
-           window_node_ != this->node_;
+  static constexpr const char* kMainSuffix = " (results)";
+  // The suffix of a side output's node name and uid after the operator's.
+  std::string SideSuffix(const std::string& tag_key) const {
+    if (side_outputs_.kind == SideOutputs::Kind::kLateData) return " (late data)";
+    return " (side output " + tag_key.substr(0, tag_key.find('\0')) + ")";
   }
-  // f(node, suffix of its name and uid) for the window operator and the nodes that split
-  // its output.
+  bool IsSideNode(const StreamNode& n) const {
+    return operator_node_ != this->node_ && n.id != this->node_ && n.inputs.size() == 1 &&
+           n.inputs[0].source_node == operator_node_ && !n.side_output.empty();
+  }
+  // f(node, suffix of its name and uid) for the operator and the nodes that split its
+  // output.
   template <class F>
   void ForEachNode(F f) {
-    f(this->env_->node(window_node_), "");
-    if (window_node_ == this->node_) return;
-    f(this->env_->node(this->node_), kResultsSuffix);
+    f(this->env_->node(operator_node_), "");
+    if (operator_node_ == this->node_) return;
+    f(this->env_->node(this->node_), kMainSuffix);
     for (StreamNode& n : this->env_->graph().nodes) {
-      if (IsSideNode(n)) f(n, kLateSuffix);
+      if (IsSideNode(n)) f(n, SideSuffix(n.side_output));
     }
   }
 
-  int window_node_;
-  std::string late_tag_;
-  const std::type_info* late_type_;
+  int operator_node_;
+  SideOutputs side_outputs_;
 };
 
 namespace internal {
@@ -479,18 +536,15 @@ class WindowedStream {
       env_->node(out.node_id()).timestamped = true;  // results carry the window's max timestamp
       return SingleOutputStreamOperator<Out>(env_, out.node_id(), out.node_id());
     }
-    using Split = internal::WindowOutput<Out, T>;
-    DataStream<Split> window = DataStream<T>(env_, node_).template Then<Split>(
-        name, ShipStrategy::kHash, selector, true, [key_fn, assigner, lateness, contents] {
+    OutputTag<T> late_tag(late_tag_);
+    DataStream<SideOutputRecord<Out>> window = DataStream<T>(env_, node_).template Then<SideOutputRecord<Out>>(
+        name, ShipStrategy::kHash, selector, true, [key_fn, assigner, lateness, contents, late_tag] {
           return std::make_unique<internal::WindowOperator<K, T, Out, KeyF, Assigner, Contents, true>>(
-              key_fn, assigner, lateness, contents);
+              key_fn, assigner, lateness, contents, late_tag);
         });
     env_->node(window.node_id()).timestamped = true;
-    DataStream<Out> results = window.template Then<Out>(std::string(name) + " (results)", ShipStrategy::kForward,
-                                                        nullptr, false, [] {
-      return std::make_unique<internal::WindowOutputSelector<Out, T, false>>();
-    });
-    return SingleOutputStreamOperator<Out>(env_, results.node_id(), window.node_id(), late_tag_, &typeid(T));
+    return SingleOutputStreamOperator<Out>::WithSideOutputs(
+        window, name, {SideOutputs::Kind::kLateData, late_tag_, &typeid(T)});
   }
   StreamExecutionEnvironment* env_;
   int node_;

@@ -7,6 +7,10 @@
 //                                                keyed state and timers per key, both inputs
 //   a.Connect(rules.Broadcast(descriptor)).Process(BroadcastProcessFunction)
 //   a.KeyBy(k).Connect(rules.Broadcast(descriptor)).Process(KeyedBroadcastProcessFunction)
+//   a.Connect(b).Process(CoProcessFunction)
+//
+// The process functions emit to side outputs with ctx.Output(tag, value); GetSideOutput(tag)
+// on their result reads them (side_outputs.h).
 //
 // Broadcast state: every record of the broadcast input reaches every subtask, which
 // writes it into its broadcast state (ProcessBroadcastElement); the other input reads
@@ -26,7 +30,10 @@
 #include <vector>
 
 #include "lib/api/functions.h"
+#include "lib/api/keyed_states.h"
+#include "lib/api/state_snapshot.h"
 #include "lib/api/operator.h"
+#include "lib/api/side_outputs.h"
 
 namespace weir {
 
@@ -119,8 +126,8 @@ class BroadcastStateStore {
 };
 
 // What ProcessElement of a broadcast process function sees: the broadcast state,
-// read-only, and (keyed) the timers.
-class ReadOnlyBroadcastContext {
+// read-only, and the side outputs (Output(tag, value)).
+class ReadOnlyBroadcastContext : public SideOutputContext {
  public:
   explicit ReadOnlyBroadcastContext(BroadcastStateStore* states) : states_(states) {}
   template <class K, class V>
@@ -132,7 +139,7 @@ class ReadOnlyBroadcastContext {
   BroadcastStateStore* states_;
 };
 
-// What ProcessBroadcastElement sees: the broadcast state, writable.
+// What ProcessBroadcastElement sees: the broadcast state, writable, and the side outputs.
 class BroadcastContext : public ReadOnlyBroadcastContext {
  public:
   using ReadOnlyBroadcastContext::ReadOnlyBroadcastContext;
@@ -140,6 +147,71 @@ class BroadcastContext : public ReadOnlyBroadcastContext {
   BroadcastState<K, V>& GetBroadcastState(const MapStateDescriptor<K, V>& descriptor) const {
     return states_->Get(descriptor);
   }
+};
+
+// Name keyed states of values V (Flink's ValueStateDescriptor, ListStateDescriptor;
+// MapStateDescriptor above names map states): what ApplyToKeyedState runs over.
+template <class V>
+class ValueStateDescriptor {
+ public:
+  explicit ValueStateDescriptor(std::string name) : name_(std::move(name)) {
+    if (name_.empty()) throw std::invalid_argument("a value state descriptor needs a non-empty name");
+  }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+template <class V>
+class ListStateDescriptor {
+ public:
+  explicit ListStateDescriptor(std::string name) : name_(std::move(name)) {
+    if (name_.empty()) throw std::invalid_argument("a list state descriptor needs a non-empty name");
+  }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
+// What ProcessBroadcastElement of a KeyedBroadcastProcessFunction sees: the broadcast
+// state, writable, the side outputs, and the keyed state of every key of this subtask
+// (Flink's Context.applyToKeyedState).
+template <class K>
+class KeyedBroadcastContext : public BroadcastContext {
+ public:
+  KeyedBroadcastContext(BroadcastStateStore* states, KeyedStates<K>* keyed)
+      : BroadcastContext(states), keyed_(keyed) {}
+  // fn(const K& key, ValueState<V>& state) for every key of this subtask that has a value
+  // in the state `descriptor` names (the same name and types as the function's
+  // GetState<V>(name)); fn may read, update or clear it.
+  template <class V, class F>
+  void ApplyToKeyedState(const ValueStateDescriptor<V>& descriptor, F fn) const {
+    ForEachKey(descriptor.name(), StateKind::kValue, keyed_->template GetValueState<V>(descriptor.name()), fn);
+  }
+  // The same for a list state (GetListState<V>(name)).
+  template <class V, class F>
+  void ApplyToKeyedState(const ListStateDescriptor<V>& descriptor, F fn) const {
+    ForEachKey(descriptor.name(), StateKind::kList, keyed_->template GetListState<V>(descriptor.name()), fn);
+  }
+  // The same for a map state (GetMapState<UK, UV>(name)).
+  template <class UK, class UV, class F>
+  void ApplyToKeyedState(const MapStateDescriptor<UK, UV>& descriptor, F fn) const {
+    ForEachKey(descriptor.name(), StateKind::kMap, keyed_->template GetMapState<UK, UV>(descriptor.name()), fn);
+  }
+
+ private:
+  // The keys are listed first: fn sets the current key and may change the state.
+  template <class State, class F>
+  void ForEachKey(const std::string& name, StateKind kind, State& state, F& fn) const {
+    std::vector<K> keys;
+    keyed_->ForEachKey(name, kind, [&](const K& key) { keys.push_back(key); });
+    for (const K& key : keys) {
+      keyed_->SetCurrentKey(key);
+      fn(key, state);
+    }
+  }
+  KeyedStates<K>* keyed_;
 };
 
 // Flink's CoMapFunction: one output record per record of either input.
@@ -170,9 +242,27 @@ class CoFlatMapFunction {
   virtual void Close() {}
 };
 
+// Flink's CoProcessFunction: ProcessElement1 for a's records, ProcessElement2 for b's;
+// ctx.Output(tag, value) emits to a side output. (Timers need keyed streams:
+// KeyedCoProcessFunction.)
+template <class In1, class In2, class Out>
+class CoProcessFunction {
+ public:
+  using FirstInputType = In1;
+  using SecondInputType = In2;
+  using OutputType = Out;
+  using Context = SideOutputContext;
+  virtual ~CoProcessFunction() = default;
+  virtual void Open(RuntimeContext& ctx) {}
+  virtual void ProcessElement1(const In1& value, const Context& ctx, Collector<Out>& out) = 0;
+  virtual void ProcessElement2(const In2& value, const Context& ctx, Collector<Out>& out) = 0;
+  virtual void Close() {}
+};
+
 // Flink's KeyedCoProcessFunction: both inputs keyed by a key of type K; keyed state
 // and timers (ctx.GetTimerService()) are those of the record's key, as in
-// KeyedProcessFunction.
+// KeyedProcessFunction; ctx.Output(tag, value) emits to a side output (ctx: the
+// KeyedRuntimeContext that Open gets).
 template <class K, class In1, class In2, class Out>
 class KeyedCoProcessFunction {
  public:
@@ -205,7 +295,9 @@ class BroadcastProcessFunction {
 
 // Flink's KeyedBroadcastProcessFunction: In1 from a keyed stream (keyed state and
 // timers of the record's key, as in KeyedProcessFunction), In2 from the broadcast
-// stream. Timers see the broadcast state read-only.
+// stream. Timers see the broadcast state read-only. ProcessBroadcastElement takes a
+// Context (ApplyToKeyedState over the keyed state of all keys) or, as before it had
+// one, a BroadcastContext: override either.
 template <class K, class In1, class In2, class Out>
 class KeyedBroadcastProcessFunction {
  public:
@@ -213,11 +305,17 @@ class KeyedBroadcastProcessFunction {
   using FirstInputType = In1;
   using SecondInputType = In2;
   using OutputType = Out;
+  using Context = KeyedBroadcastContext<K>;
   virtual ~KeyedBroadcastProcessFunction() = default;
   virtual void Open(KeyedRuntimeContext<K>& ctx) {}
   virtual void ProcessElement(const In1& value, const K& key, const ReadOnlyBroadcastContext& ctx,
                               Collector<Out>& out) = 0;
-  virtual void ProcessBroadcastElement(const In2& value, const BroadcastContext& ctx, Collector<Out>& out) = 0;
+  virtual void ProcessBroadcastElement(const In2& value, const Context& ctx, Collector<Out>& out) {
+    ProcessBroadcastElement(value, static_cast<const BroadcastContext&>(ctx), out);
+  }
+  virtual void ProcessBroadcastElement(const In2& value, const BroadcastContext& ctx, Collector<Out>& out) {
+    throw std::logic_error("a KeyedBroadcastProcessFunction must override ProcessBroadcastElement");
+  }
   virtual void OnTimer(int64_t timestamp, const K& key, TimeDomain domain, const ReadOnlyBroadcastContext& ctx,
                        Collector<Out>& out) {}
   virtual void Close() {}

@@ -1,7 +1,8 @@
 #pragma once
 // The typed two-input operators behind connected streams (two_input.h). Input 0 is
 // the operator itself (an Output<In1>), input 1 a member adapter (an Output<In2>):
-// the runtime reads each input edge into its own input (InputAt).
+// the runtime reads each input edge into its own input (InputAt). The process operators
+// emit SideOutputRecords (their functions' side outputs, side_outputs.h).
 
 #include <functional>
 #include <memory>
@@ -61,16 +62,55 @@ class CoFunctionOperator final : public WithOutput<Out>, public Output<In1> {
   }};
 };
 
+// A CoProcessFunction; emits SideOutputRecord<Out>s (side_outputs.h), as the other
+// process operators below.
+template <class In1, class In2, class Out, class Fn>
+class CoProcessOperator final : public WithOutput<SideOutputRecord<Out>>, public Output<In1> {
+ public:
+  explicit CoProcessOperator(Fn fn) : fn_(std::move(fn)) {}
+  OutputBase* Input() override { return static_cast<Output<In1>*>(this); }
+  OutputBase* InputAt(int index) override { return index == 0 ? Input() : &second_; }
+  void SetOutput(OutputBase* out) override {
+    WithOutput<SideOutputRecord<Out>>::SetOutput(out);
+    emitter_.SetOutput(this->out_);
+    ctx_.SetSideOutputs(&emitter_);
+  }
+  void InitializeState() override { InitializeFunctionState(fn_, this->runtime_context()); }
+  void Open() override { fn_.Open(this->runtime_context()); }
+  void Close() override { fn_.Close(); }
+  void Collect(const In1& r) override { fn_.ProcessElement1(r, ctx_, emitter_); }
+  OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
+    SnapshotFunctionState(fn_, options.checkpoint_id);
+    return StreamOperatorBase::SnapshotState(options);
+  }
+  void NotifyCheckpointComplete(int64_t id) override { NotifyFunctionComplete(fn_, id); }
+  void NotifyCheckpointAborted(int64_t id) override { NotifyFunctionAborted(fn_, id); }
+
+ private:
+  Fn fn_;
+  SideOutputEmitter<Out> emitter_;
+  SideOutputContext ctx_;
+  SecondInput<In2, std::function<void(const In2&)>> second_{
+      [this](const In2& r) { fn_.ProcessElement2(r, ctx_, emitter_); }};
+};
+
 template <class K, class In1, class In2, class Out, class KeyF1, class KeyF2, class Fn>
 class KeyedCoProcessOperator final
-    : public KeyedTimerOperatorBase<K, Out, KeyedCoProcessOperator<K, In1, In2, Out, KeyF1, KeyF2, Fn>>,
+    : public KeyedTimerOperatorBase<K, SideOutputRecord<Out>, KeyedCoProcessOperator<K, In1, In2, Out, KeyF1, KeyF2, Fn>>,
       public Output<In1> {
  public:
   KeyedCoProcessOperator(KeyF1 key1, KeyF2 key2, Fn fn)
       : key1_(std::move(key1)), key2_(std::move(key2)), fn_(std::move(fn)) {}
   OutputBase* Input() override { return static_cast<Output<In1>*>(this); }
   OutputBase* InputAt(int index) override { return index == 0 ? Input() : &second_; }
-  void InitializeState() override { InitializeFunctionState(fn_, *this->keyed_context_); }
+  void SetOutput(OutputBase* out) override {
+    WithOutput<SideOutputRecord<Out>>::SetOutput(out);
+    emitter_.SetOutput(this->out_);
+  }
+  void InitializeState() override {
+    this->keyed_context_->SetSideOutputs(&emitter_);
+    InitializeFunctionState(fn_, *this->keyed_context_);
+  }
   void Open() override {
     this->OpenTimers();
     fn_.Open(*this->keyed_context_);
@@ -78,9 +118,9 @@ class KeyedCoProcessOperator final
   void Close() override { fn_.Close(); }
   void Collect(const In1& r) override {
     this->backend_->SetCurrentKey(key1_(r));
-    fn_.ProcessElement1(r, this->backend_->current_key(), *this->out_);
+    fn_.ProcessElement1(r, this->backend_->current_key(), emitter_);
   }
-  void FireTimer(int64_t ts, const K& key, TimeDomain domain) { fn_.OnTimer(ts, key, domain, *this->out_); }
+  void FireTimer(int64_t ts, const K& key, TimeDomain domain) { fn_.OnTimer(ts, key, domain, emitter_); }
   OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
     SnapshotFunctionState(fn_, options.checkpoint_id);
     return KeyedOperatorBase<K>::SnapshotState(options);
@@ -92,9 +132,10 @@ class KeyedCoProcessOperator final
   KeyF1 key1_;
   KeyF2 key2_;
   Fn fn_;
+  SideOutputEmitter<Out> emitter_;
   SecondInput<In2, std::function<void(const In2&)>> second_{[this](const In2& r) {
     this->backend_->SetCurrentKey(key2_(r));
-    fn_.ProcessElement2(r, this->backend_->current_key(), *this->out_);
+    fn_.ProcessElement2(r, this->backend_->current_key(), emitter_);
   }};
 };
 
@@ -102,12 +143,15 @@ class KeyedCoProcessOperator final
 // operator state lists at each snapshot.
 class BroadcastStates {
  public:
-  void Init(OperatorStateStore* store, const std::set<std::string>& declared) {
+  void Init(OperatorStateStore* store, const std::set<std::string>& declared, internal::SideOutputSink* side) {
     store_ = std::make_unique<BroadcastStateStore>(store, declared);
     read_only_ = std::make_unique<ReadOnlyBroadcastContext>(store_.get());
     writable_ = std::make_unique<BroadcastContext>(store_.get());
+    read_only_->SetSideOutputs(side);
+    writable_->SetSideOutputs(side);
   }
   void Store() { store_->Store(); }
+  BroadcastStateStore* store() { return store_.get(); }
   const ReadOnlyBroadcastContext& read_only() const { return *read_only_; }
   const BroadcastContext& writable() const { return *writable_; }
 
@@ -118,18 +162,22 @@ class BroadcastStates {
 };
 
 template <class In1, class In2, class Out, class Fn>
-class BroadcastProcessOperator final : public WithOutput<Out>, public Output<In1> {
+class BroadcastProcessOperator final : public WithOutput<SideOutputRecord<Out>>, public Output<In1> {
  public:
   BroadcastProcessOperator(Fn fn, std::set<std::string> declared) : fn_(std::move(fn)), declared_(std::move(declared)) {}
   OutputBase* Input() override { return static_cast<Output<In1>*>(this); }
   OutputBase* InputAt(int index) override { return index == 0 ? Input() : &second_; }
+  void SetOutput(OutputBase* out) override {
+    WithOutput<SideOutputRecord<Out>>::SetOutput(out);
+    emitter_.SetOutput(this->out_);
+  }
   void InitializeState() override {
-    states_.Init(&this->operator_state_, declared_);
+    states_.Init(&this->operator_state_, declared_, &emitter_);
     InitializeFunctionState(fn_, this->runtime_context());
   }
   void Open() override { fn_.Open(this->runtime_context()); }
   void Close() override { fn_.Close(); }
-  void Collect(const In1& r) override { fn_.ProcessElement(r, states_.read_only(), *this->out_); }
+  void Collect(const In1& r) override { fn_.ProcessElement(r, states_.read_only(), emitter_); }
   OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
     SnapshotFunctionState(fn_, options.checkpoint_id);
     states_.Store();
@@ -141,22 +189,30 @@ class BroadcastProcessOperator final : public WithOutput<Out>, public Output<In1
  private:
   Fn fn_;
   std::set<std::string> declared_;
+  SideOutputEmitter<Out> emitter_;
   BroadcastStates states_;
   SecondInput<In2, std::function<void(const In2&)>> second_{
-      [this](const In2& r) { fn_.ProcessBroadcastElement(r, states_.writable(), *this->out_); }};
+      [this](const In2& r) { fn_.ProcessBroadcastElement(r, states_.writable(), emitter_); }};
 };
 
 template <class K, class In1, class In2, class Out, class KeyF, class Fn>
 class KeyedBroadcastProcessOperator final
-    : public KeyedTimerOperatorBase<K, Out, KeyedBroadcastProcessOperator<K, In1, In2, Out, KeyF, Fn>>,
+    : public KeyedTimerOperatorBase<K, SideOutputRecord<Out>, KeyedBroadcastProcessOperator<K, In1, In2, Out, KeyF, Fn>>,
       public Output<In1> {
  public:
   KeyedBroadcastProcessOperator(KeyF key_fn, Fn fn, std::set<std::string> declared)
       : key_fn_(std::move(key_fn)), fn_(std::move(fn)), declared_(std::move(declared)) {}
   OutputBase* Input() override { return static_cast<Output<In1>*>(this); }
   OutputBase* InputAt(int index) override { return index == 0 ? Input() : &second_; }
+  void SetOutput(OutputBase* out) override {
+    WithOutput<SideOutputRecord<Out>>::SetOutput(out);
+    emitter_.SetOutput(this->out_);
+  }
   void InitializeState() override {
-    states_.Init(&this->operator_state_, declared_);
+    states_.Init(&this->operator_state_, declared_, &emitter_);
+    keyed_writable_ = std::make_unique<KeyedBroadcastContext<K>>(states_.store(), this->backend_.get());
+    keyed_writable_->SetSideOutputs(&emitter_);
+    this->keyed_context_->SetSideOutputs(&emitter_);
     InitializeFunctionState(fn_, *this->keyed_context_);
   }
   void Open() override {
@@ -166,10 +222,10 @@ class KeyedBroadcastProcessOperator final
   void Close() override { fn_.Close(); }
   void Collect(const In1& r) override {
     this->backend_->SetCurrentKey(key_fn_(r));
-    fn_.ProcessElement(r, this->backend_->current_key(), states_.read_only(), *this->out_);
+    fn_.ProcessElement(r, this->backend_->current_key(), states_.read_only(), emitter_);
   }
   void FireTimer(int64_t ts, const K& key, TimeDomain domain) {
-    fn_.OnTimer(ts, key, domain, states_.read_only(), *this->out_);
+    fn_.OnTimer(ts, key, domain, states_.read_only(), emitter_);
   }
   OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
     SnapshotFunctionState(fn_, options.checkpoint_id);
@@ -183,9 +239,14 @@ class KeyedBroadcastProcessOperator final
   KeyF key_fn_;
   Fn fn_;
   std::set<std::string> declared_;
+  SideOutputEmitter<Out> emitter_;
   BroadcastStates states_;
-  SecondInput<In2, std::function<void(const In2&)>> second_{
-      [this](const In2& r) { fn_.ProcessBroadcastElement(r, states_.writable(), *this->out_); }};
+  std::unique_ptr<KeyedBroadcastContext<K>> keyed_writable_;
+  // Through the base class: a function may override either ProcessBroadcastElement.
+  SecondInput<In2, std::function<void(const In2&)>> second_{[this](const In2& r) {
+    static_cast<KeyedBroadcastProcessFunction<K, In1, In2, Out>&>(fn_).ProcessBroadcastElement(r, *keyed_writable_,
+                                                                                               emitter_);
+  }};
 };
 
 }  // namespace weir::internal

@@ -28,6 +28,7 @@
 #include "lib/api/functions.h"
 #include "lib/api/operators.h"
 #include "lib/api/output.h"
+#include "lib/api/side_outputs.h"
 #include "lib/api/timers.h"
 #include "lib/common/time_util.h"
 
@@ -61,66 +62,55 @@ inline void CheckWindowSizes(const char* what, int64_t size, int64_t slide, int6
 }
 }  // namespace internal
 
-// Windows of `size` ms, one after the other (Flink's TumblingEventTimeWindows).
-class TumblingEventTimeWindows {
+// Windows of `size` ms, one after the other, on event time or on the wall clock of the
+// operator (Flink's TumblingEventTimeWindows and TumblingProcessingTimeWindows).
+template <bool kIsEventTime>
+class TumblingWindows {
  public:
-  static TumblingEventTimeWindows Of(int64_t size_ms, int64_t offset_ms = 0) {
+  static TumblingWindows Of(int64_t size_ms, int64_t offset_ms = 0) {
     internal::CheckWindowSizes("tumbling windows", size_ms, size_ms, offset_ms);
-    return TumblingEventTimeWindows(size_ms, offset_ms);
+    return TumblingWindows(size_ms, offset_ms);
   }
-  static constexpr bool kEventTime = true;
+  static constexpr bool kEventTime = kIsEventTime;
   static constexpr bool kMerging = false;
-  void AssignWindows(int64_t timestamp, std::vector<TimeWindow>* out) const {
-    int64_t start = internal::WindowStart(timestamp, offset_, size_);
+  // `time` is the record's timestamp (event time) or the operator's clock (processing time).
+  void AssignWindows(int64_t time, std::vector<TimeWindow>* out) const {
+    int64_t start = internal::WindowStart(time, offset_, size_);
     out->push_back({start, start + size_});
   }
 
  private:
-  TumblingEventTimeWindows(int64_t size, int64_t offset) : size_(size), offset_(offset) {}
+  TumblingWindows(int64_t size, int64_t offset) : size_(size), offset_(offset) {}
   int64_t size_, offset_;
 };
+using TumblingEventTimeWindows = TumblingWindows<true>;
+using TumblingProcessingTimeWindows = TumblingWindows<false>;
 
-// The same on the wall clock of the operator (Flink's TumblingProcessingTimeWindows).
-class TumblingProcessingTimeWindows {
+// Windows of `size` ms starting every `slide` ms: a record is in size/slide windows, on
+// event time or on the wall clock of the operator (Flink's SlidingEventTimeWindows and
+// SlidingProcessingTimeWindows).
+template <bool kIsEventTime>
+class SlidingWindows {
  public:
-  static TumblingProcessingTimeWindows Of(int64_t size_ms, int64_t offset_ms = 0) {
-    internal::CheckWindowSizes("tumbling windows", size_ms, size_ms, offset_ms);
-    return TumblingProcessingTimeWindows(size_ms, offset_ms);
-  }
-  static constexpr bool kEventTime = false;
-  static constexpr bool kMerging = false;
-  void AssignWindows(int64_t now_ms, std::vector<TimeWindow>* out) const {
-    int64_t start = internal::WindowStart(now_ms, offset_, size_);
-    out->push_back({start, start + size_});
-  }
-
- private:
-  TumblingProcessingTimeWindows(int64_t size, int64_t offset) : size_(size), offset_(offset) {}
-  int64_t size_, offset_;
-};
-
-// Windows of `size` ms starting every `slide` ms: a record is in size/slide windows
-// (Flink's SlidingEventTimeWindows).
-class SlidingEventTimeWindows {
- public:
-  static SlidingEventTimeWindows Of(int64_t size_ms, int64_t slide_ms, int64_t offset_ms = 0) {
+  static SlidingWindows Of(int64_t size_ms, int64_t slide_ms, int64_t offset_ms = 0) {
     internal::CheckWindowSizes("sliding windows", size_ms, slide_ms, offset_ms);
-    return SlidingEventTimeWindows(size_ms, slide_ms, offset_ms);
+    return SlidingWindows(size_ms, slide_ms, offset_ms);
   }
-  static constexpr bool kEventTime = true;
+  static constexpr bool kEventTime = kIsEventTime;
   static constexpr bool kMerging = false;
-  void AssignWindows(int64_t timestamp, std::vector<TimeWindow>* out) const {
-    int64_t last_start = internal::WindowStart(timestamp, offset_, slide_);
-    for (int64_t start = last_start; start > timestamp - size_; start -= slide_) {
+  void AssignWindows(int64_t time, std::vector<TimeWindow>* out) const {
+    int64_t last_start = internal::WindowStart(time, offset_, slide_);
+    for (int64_t start = last_start; start > time - size_; start -= slide_) {
       out->push_back({start, start + size_});
     }
   }
 
  private:
-  SlidingEventTimeWindows(int64_t size, int64_t slide, int64_t offset)
-      : size_(size), slide_(slide), offset_(offset) {}
+  SlidingWindows(int64_t size, int64_t slide, int64_t offset) : size_(size), slide_(slide), offset_(offset) {}
   int64_t size_, slide_, offset_;
 };
+using SlidingEventTimeWindows = SlidingWindows<true>;
+using SlidingProcessingTimeWindows = SlidingWindows<false>;
 
 // A window per record, [t, t + gap), merged with the key's windows it overlaps or
 // touches: a session ends after `gap` ms without records of its key (Flink's
@@ -293,44 +283,28 @@ class ElementContents {
   MapState<std::pair<TimeWindow, int64_t>, T>* elements_ = nullptr;
 };
 
-// What a window operator with a late-data side output emits: a window result or a late
-// record (split again by the nodes that GetSideOutput and the main stream add).
-template <class Result, class T>
-struct WindowOutput {
-  std::optional<Result> result;
-  std::optional<T> late;
-  WEIR_FIELDS(result, late)
-};
-
-template <class Result, class T>
-class WrapResults final : public Output<Result> {
- public:
-  void Collect(const Result& r) override {
-    out_->Collect(WindowOutput<Result, T>{r, std::nullopt});
-  }
-  Output<WindowOutput<Result, T>>* out_ = nullptr;
-};
-
 // One window operator for every assigner and window function. `Contents` keeps the
 // windows' contents (AccumulatorContents, ElementContents); with kLateSideOutput the
-// operator emits WindowOutput<Result, T>, late records included, else Result.
+// operator emits SideOutputRecord<Result>s, the late records as the side output
+// `late_tag` (side_outputs.h), else Result.
 template <class K, class T, class Result, class KeyF, class Assigner, class Contents, bool kLateSideOutput = false>
 class WindowOperator final
     : public KeyedOperatorBase<K>,
-      public WithOutput<std::conditional_t<kLateSideOutput, WindowOutput<Result, T>, Result>>,
+      public WithOutput<std::conditional_t<kLateSideOutput, SideOutputRecord<Result>, Result>>,
       public Output<T> {
-  using Out = std::conditional_t<kLateSideOutput, WindowOutput<Result, T>, Result>;
+  using Out = std::conditional_t<kLateSideOutput, SideOutputRecord<Result>, Result>;
 
  public:
-  WindowOperator(KeyF key_fn, Assigner assigner, int64_t allowed_lateness_ms, Contents contents)
+  WindowOperator(KeyF key_fn, Assigner assigner, int64_t allowed_lateness_ms, Contents contents,
+                 OutputTag<T> late_tag = OutputTag<T>("late data"))
       : key_fn_(std::move(key_fn)), assigner_(std::move(assigner)), lateness_(allowed_lateness_ms),
-        contents_(std::move(contents)) {}
+        contents_(std::move(contents)), late_tag_(std::move(late_tag)) {}
   OutputBase* Input() override { return static_cast<Output<T>*>(this); }
   void SetOutput(OutputBase* out) override {
     WithOutput<Out>::SetOutput(out);
     if constexpr (kLateSideOutput) {
-      wrap_.out_ = this->out_;
-      results_ = &wrap_;
+      emitter_.SetOutput(this->out_);
+      results_ = &emitter_;
     } else {
       results_ = this->out_;
     }
@@ -379,7 +353,7 @@ class WindowOperator final
       if (!merged.empty()) DeleteTimersOf(merged);
     }
     if (skipped && Assigner::kEventTime && CleanupTime(ts) <= timers_->CurrentWatermark()) {
-      if constexpr (kLateSideOutput) this->out_->Collect(Out{std::nullopt, record});
+      if constexpr (kLateSideOutput) emitter_.EmitSide(late_tag_, record);
     }
   }
 
@@ -465,24 +439,9 @@ class WindowOperator final
   Contents contents_;
   std::unique_ptr<TimerService<K>> timers_;
   std::vector<TimeWindow> windows_;
+  OutputTag<T> late_tag_;
   Output<Result>* results_ = nullptr;
-  WrapResults<Result, T> wrap_;
-};
-
-// The main stream (window results) or the late-data side output of a window operator
-// with a late-data side output.
-template <class Result, class T, bool kLate>
-class WindowOutputSelector final : public WithOutput<std::conditional_t<kLate, T, Result>>,
-                                   public Output<WindowOutput<Result, T>> {
- public:
-  OutputBase* Input() override { return static_cast<Output<WindowOutput<Result, T>>*>(this); }
-  void Collect(const WindowOutput<Result, T>& r) override {
-    if constexpr (kLate) {
-      if (r.late) this->out_->Collect(*r.late);
-    } else {
-      if (r.result) this->out_->Collect(*r.result);
-    }
-  }
+  SideOutputEmitter<Result> emitter_;
 };
 
 // Takes each record's timestamp from a WatermarkStrategy and makes the watermarks

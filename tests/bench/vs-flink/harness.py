@@ -23,7 +23,10 @@ RUN_TIMEOUT_S = 900
 # keyed sum with many keys on RocksDB runs far fewer records than on the heap, so that a run takes
 # 5 to 30 s on each side.
 ROCKSDB_COUNT_DEFAULT = 2_000_000
-JOBS = ("keyed-sum", "many-keys", "many-keys-rocksdb", "word-count", "window-sum")
+JOBS = ("keyed-sum", "many-keys", "many-keys-rocksdb", "word-count", "window-sum", "window-sliding")
+# The windowed sums: 1 s event-time windows, tumbling (slide 0) or sliding every 100 ms (10
+# windows per record).
+WINDOW_SLIDE_MS = {"window-sum": 0, "window-sliding": 100}
 
 
 @dataclass
@@ -133,9 +136,9 @@ class Weir:
         if s.job == "word-count":
             return cmd + [os.path.join(self.examples, "word_count.so"), "--input", args.text_dir,
                           "--sink", "discard"]
-        if s.job == "window-sum":
+        if s.job in WINDOW_SLIDE_MS:
             return cmd + [os.path.join(self.examples, "window_sum.so"), "--count", str(args.count),
-                          "--window-ms", "1000", "--sink", "discard"]
+                          "--window-ms", "1000", "--slide-ms", str(WINDOW_SLIDE_MS[s.job]), "--sink", "discard"]
         cmd += [os.path.join(self.examples, "number_sum.so"), "--count", str(s.work), "--sink", "discard"]
         if s.job.startswith("many-keys"):
             cmd += ["--keys", str(args.many_keys)]
@@ -163,8 +166,9 @@ class Flink:
         cmd = [self.java] + self.java_opts + ["-cp", self.classpath]
         if s.job == "word-count":
             cmd += ["weir.bench.WordCount", "--input", args.text_dir]
-        elif s.job == "window-sum":
-            cmd += ["weir.bench.WindowSum", "--count", str(args.count), "--window-ms", "1000"]
+        elif s.job in WINDOW_SLIDE_MS:
+            cmd += ["weir.bench.WindowSum", "--count", str(args.count), "--window-ms", "1000",
+                    "--slide-ms", str(WINDOW_SLIDE_MS[s.job])]
         else:
             keys = args.many_keys if s.job.startswith("many-keys") else 2
             cmd += ["weir.bench.NumberSum", "--count", str(s.work), "--keys", str(keys)]
@@ -200,7 +204,8 @@ def scenarios(args, text_words):
     out = []
     labels = {"keyed-sum": "keyed sum, 2 keys", "many-keys": f"keyed sum, {args.many_keys} keys",
               "many-keys-rocksdb": f"keyed sum, {args.many_keys} keys, rocksdb",
-              "word-count": "word count", "window-sum": "window sum, tumbling 1 s"}
+              "word-count": "word count", "window-sum": "window sum, tumbling 1 s",
+              "window-sliding": "window sum, sliding 1 s / 100 ms"}
     for job in args.jobs:
         for p in args.parallelism:
             for cp in args.checkpoints:

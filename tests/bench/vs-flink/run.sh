@@ -12,7 +12,8 @@
 #   --jobs LIST           keyed-sum (number_sum, 2 keys), many-keys (number_sum --keys K),
 #                         many-keys-rocksdb (the same on the rocksdb state backend, incremental
 #                         checkpoints, --rocksdb-count records), word-count, window-sum
-#                         (window_sum, tumbling 1 s event-time windows, --count records)
+#                         (window_sum, tumbling 1 s event-time windows, --count records),
+#                         window-sliding (the same, 1 s windows every 100 ms)
 #                         [keyed-sum,many-keys,word-count]
 #   --parallelism LIST    [1,2]
 #   --checkpoints LIST    none and exactly-once intervals such as 100ms, 1s [none,100ms,1s]

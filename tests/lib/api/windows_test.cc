@@ -27,12 +27,19 @@ std::string Describe(const TimeWindow& w) { return std::to_string(w.start) + "-"
 // Records what a window operator emits: results as "<line>@<timestamp>", late records as
 // "late <n>@<timestamp>".
 template <class Result, class T>
-class Collecting final : public weir::Output<Result>, public weir::Output<weir::internal::WindowOutput<Result, T>> {
+class Collecting final : public weir::Output<Result>, public weir::Output<weir::SideOutputRecord<Result>> {
  public:
   void Collect(const Result& r) override { lines.push_back(r + At()); }
-  void Collect(const weir::internal::WindowOutput<Result, T>& o) override {
-    if (o.result) lines.push_back(*o.result + At());
-    if (o.late) lines.push_back("late " + std::to_string(*o.late) + At());
+  void Collect(const weir::SideOutputRecord<Result>& o) override {
+    if (const Result* r = o.MainRecord()) {
+      lines.push_back(*r + At());
+      return;
+    }
+    CHECK(o.tag_key == weir::OutputTag<T>("late data").key());
+    weir::DataInput in(o.bytes);
+    T late{};
+    weir::Serializer<T>::Read(in, late);
+    lines.push_back("late " + std::to_string(late) + At());
   }
   Lines lines;
 
@@ -49,7 +56,7 @@ struct Windows {
     ctx.operator_name = "windows";
     op.Setup(ctx);
     if constexpr (kLate) {
-      op.SetOutput(static_cast<weir::Output<weir::internal::WindowOutput<std::string, int64_t>>*>(&out));
+      op.SetOutput(static_cast<weir::Output<weir::SideOutputRecord<std::string>>*>(&out));
     } else {
       op.SetOutput(static_cast<weir::Output<std::string>*>(&out));
     }
@@ -259,4 +266,50 @@ TEST_CASE("window API: the late-data side output is a node of its own, named and
   CHECK_THROWS_WITH(keyed.Window(weir::TumblingProcessingTimeWindows::Of(5)).SideOutputLateData(late),
                     Catch::Contains("event time only"));
   CHECK_THROWS_WITH(weir::OutputTag<int64_t>(""), Catch::Contains("non-empty id"));
+}
+
+TEST_CASE("sliding processing-time windows: size/slide windows of the wall clock, with Flink's offset",
+          "[api][windows]") {
+  std::vector<TimeWindow> w;
+  weir::SlidingProcessingTimeWindows::Of(100, 25).AssignWindows(130, &w);
+  CHECK(w == std::vector<TimeWindow>{{125, 225}, {100, 200}, {75, 175}, {50, 150}});
+  w.clear();
+  weir::SlidingProcessingTimeWindows::Of(100, 50, 10).AssignWindows(5, &w);
+  CHECK(w == std::vector<TimeWindow>{{-40, 60}, {-90, 10}});
+  CHECK_THROWS_WITH(weir::SlidingProcessingTimeWindows::Of(100, 0), Catch::Contains("must be positive"));
+  CHECK_THROWS_WITH(weir::SlidingProcessingTimeWindows::Of(100, 10, 10), Catch::Contains("offset"));
+  CHECK_FALSE(weir::SlidingProcessingTimeWindows::kEventTime);
+  CHECK_FALSE(weir::SlidingProcessingTimeWindows::kMerging);
+}
+
+TEST_CASE("sliding processing-time windows fire by the wall clock, each with the records of its span",
+          "[api][windows]") {
+  const int64_t hour = 3600 * 1000;
+  Windows h(weir::SlidingProcessingTimeWindows::Of(2 * hour, hour), 0, Sums());
+  const int64_t before = weir::NowMillis();
+  h.Record(1, weir::kNoTimestamp);  // the record's own timestamp does not matter
+  h.Record(3, 5);
+  const int64_t first = h.op.NextProcessingTime();  // the end of the earlier of its two windows
+  CHECK(first >= before);
+  CHECK(first < before + hour);
+  h.op.AdvanceProcessingTime(first - 1);
+  CHECK(h.out.lines.empty());
+  h.op.AdvanceProcessingTime(first);
+  REQUIRE(h.out.lines.size() == 1);
+  CHECK_THAT(h.out.lines[0], Catch::EndsWith(":1=4@" + std::to_string(first)));
+  h.op.AdvanceProcessingTime(first + hour);
+  REQUIRE(h.out.lines.size() == 2);
+  CHECK_THAT(h.out.lines[1], Catch::EndsWith(":1=4@" + std::to_string(first + hour)));
+  CHECK(h.op.NextProcessingTime() > first + hour);
+}
+
+TEST_CASE("window API: sliding processing-time windows reduce, and have no late data", "[api][windows]") {
+  weir::StreamExecutionEnvironment env(2);
+  auto keyed = env.AddSource<int64_t>(weir::SequenceSource(1, 10), "numbers").KeyBy(ByParity);
+  auto sums = keyed.Window(weir::SlidingProcessingTimeWindows::Of(1000, 100))
+                  .Reduce([](int64_t a, int64_t b) { return a + b; });
+  CHECK(env.node(sums.node_id()).name == "Window Reduce");
+  weir::OutputTag<int64_t> late("late");
+  CHECK_THROWS_WITH(keyed.Window(weir::SlidingProcessingTimeWindows::Of(1000, 100)).SideOutputLateData(late),
+                    Catch::Contains("event time only"));
 }

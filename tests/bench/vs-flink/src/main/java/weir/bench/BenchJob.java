@@ -11,7 +11,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * What the benchmark jobs share: their command line, a local execution environment set up as
  * weir runs the same job (object reuse, the heap state backend or with --state-backend rocksdb
  * the embedded RocksDB one, exactly-once checkpoints to a local directory, incremental on
- * RocksDB), and the one result line tests/bench/vs-flink/harness.py reads:
+ * RocksDB, 3 retained), and the one result line tests/bench/vs-flink/harness.py reads:
  *
  * <pre>result runtime_ms=R records=N checkpoints=C</pre>
  *
@@ -67,6 +67,7 @@ final class BenchJob {
     }
     Map<String, String> conf = new HashMap<>();
     conf.put("state.backend.type", backend);
+    conf.put("execution.checkpointing.num-retained", "3");
     if (interval > 0) {
       String dir = get("checkpoint-dir", "");
       if (dir.isEmpty()) usageError("--checkpoint-interval-ms needs --checkpoint-dir DIR", usage);

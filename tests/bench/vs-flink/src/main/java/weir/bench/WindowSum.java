@@ -12,22 +12,39 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.streaming.api.windowing.assigners.WindowAssigner;
+import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 
 /**
  * weir's examples/window_sum with --sink discard: the numbers 1..count from one source subtask
- * with event time n ms (monotonous timestamps), keyed by parity, tumbling event-time windows of
- * --window-ms, a sum and a count per window and key into a discarding sink.
+ * with event time n ms (monotonous timestamps), keyed by n mod --keys (2: parity), event-time
+ * windows of --window-ms, tumbling or, with --slide-ms S, sliding every S ms, a sum and a count
+ * per window and key into a discarding sink.
+ *
+ * <p>--hold true keeps the job running after the count-th number (one more number every 100 ms,
+ * so that windows of an hour stay open) and prints "windows-open checkpoint=C" once checkpoint C,
+ * taken after the count-th number, completed: tests/bench/window_state_size.sh measures it.
  */
 public final class WindowSum {
   static final String USAGE =
-      "WindowSum --count N [--window-ms W] [--parallelism P] [--state-backend hashmap|rocksdb]"
-          + " [--checkpoint-interval-ms I --checkpoint-dir DIR]";
+      "WindowSum --count N [--window-ms W] [--slide-ms S] [--keys K] [--hold true] [--parallelism P]"
+          + " [--checkpoint-interval-ms I --checkpoint-dir DIR] [--state-backend hashmap|rocksdb]";
 
   /** Counts the records (and, in subtask 0, the completed checkpoints) for the harness. */
   static final class Counted extends RichMapFunction<Long, Long> implements CheckpointListener {
+    private final long count;
+    private final boolean hold;
     private transient LongCounter records;
     private transient LongCounter checkpoints;
+    private transient long seen;
+    private transient long firstAfterAll;
+
+    Counted(long count, boolean hold) {
+      this.count = count;
+      this.hold = hold;
+    }
 
     @Override
     public void open(OpenContext context) {
@@ -36,14 +53,24 @@ public final class WindowSum {
     }
 
     @Override
-    public Long map(Long n) {
+    public Long map(Long n) throws InterruptedException {
       records.add(1L);
+      if (++seen > count && hold) Thread.sleep(100);
       return n;
     }
 
     @Override
     public void notifyCheckpointComplete(long checkpointId) {
       checkpoints.add(1L);
+      if (!hold || seen < count) return;
+      // The first checkpoint completed after the count-th number may have passed before it;
+      // the next one was triggered after it, so its barrier follows every window's records.
+      if (firstAfterAll == 0) {
+        firstAfterAll = checkpointId;
+      } else if (checkpointId == firstAfterAll + 1) {
+        System.out.println("windows-open checkpoint=" + checkpointId);
+        System.out.flush();
+      }
     }
   }
 
@@ -73,22 +100,29 @@ public final class WindowSum {
   }
 
   public static void main(String[] argv) throws Exception {
-    BenchJob job = new BenchJob(argv, USAGE, Set.of("count", "window-ms"));
+    BenchJob job = new BenchJob(argv, USAGE, Set.of("count", "window-ms", "slide-ms", "keys", "hold"));
     long count = job.getLong("count", 1000, 1, USAGE);
     long windowMs = job.getLong("window-ms", 1000, 1, USAGE);
+    long slideMs = job.getLong("slide-ms", 0, 0, USAGE);
+    long keys = job.getLong("keys", 2, 1, USAGE);
+    boolean hold = Boolean.parseBoolean(job.get("hold", "false"));
     StreamExecutionEnvironment env = job.environment(USAGE);
-    env.fromSequence(1, count)
+    WindowAssigner<Object, TimeWindow> windows =
+        slideMs == 0
+            ? TumblingEventTimeWindows.of(Duration.ofMillis(windowMs))
+            : SlidingEventTimeWindows.of(Duration.ofMillis(windowMs), Duration.ofMillis(slideMs));
+    env.fromSequence(1, hold ? Long.MAX_VALUE : count)
         .name("Sequence")
         .uid("sequence-source")
         .setParallelism(1)
-        .map(new Counted())
+        .map(new Counted(count, hold))
         .setParallelism(1)
         .name("Count")
         .assignTimestampsAndWatermarks(
             WatermarkStrategy.<Long>forMonotonousTimestamps().withTimestampAssigner((n, ts) -> n))
         .setParallelism(1)
-        .keyBy((KeySelector<Long, Long>) n -> n % 2, Types.LONG)
-        .window(TumblingEventTimeWindows.of(Duration.ofMillis(windowMs)))
+        .keyBy((KeySelector<Long, Long>) n -> n % keys, Types.LONG)
+        .window(windows)
         .aggregate(new SumCount())
         .name("Window Sum")
         .uid("window-sum")
