@@ -109,7 +109,12 @@ class KeyedOperatorBase : public virtual StreamOperatorBase {
     } else {
       int max_p = ctx.task.max_parallelism;
       std::map<std::string, RestoredKeyedState> restored;
-      if (ctx.restored && ctx.restored->restored) restored = ctx.restored->keyed;
+      // Taken over, not copied: the task keeps its RestoredState for the subtask's whole
+      // life, so a copy would hold a second image of the restored state (as the task
+      // itself moves the rows into a byte-level backend).
+      if (ctx.restored && ctx.restored->restored) {
+        restored = std::exchange(const_cast<RestoredState*>(ctx.restored)->keyed, {});
+      }
       backend_ = std::make_unique<KeyedStates<K>>(
           max_p, KeyGroupRangeForOperator(max_p, ctx.task.parallelism, ctx.task.subtask_index), std::move(restored));
     }

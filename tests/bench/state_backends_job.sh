@@ -11,11 +11,36 @@
 # incremental) and the process's resident memory sampled every second, which stays
 # far below the state size because snapshots never pass through the job master.
 #
+# With "payload" as the fourth argument (the third is then the bytes per key): keyed_state
+# --keys K --value-bytes B (about K * B bytes of keyed state) on hashmap with full
+# checkpoints and on rocksdb with full and incremental ones, every WEIR_BENCH_INTERVAL
+# (default 1s), 3 retained; each run fills the state, takes 5 checkpoints at size, is
+# cancelled and restored from its newest checkpoint (tests/bench/state_at_size.py prints
+# what it measures: checkpoint parts and sizes, RSS with 3 retained, restore time per GB).
+#
 #   tests/bench/state_backends_job.sh [build-dir] [keys] [count] [compare|size]
+#   tests/bench/state_backends_job.sh [build-dir] [keys] [value-bytes] payload
 source "$(dirname "$0")/common.sh" "$@"
 keys="${2:-1000000}"
 count="${3:-20000000}"
 mode="${4:-compare}"
+
+if [[ "$mode" == payload ]]; then
+  value_bytes="${3:-1000}"
+  echo "keyed_state --keys $keys --value-bytes $value_bytes, p=1, checkpoints every ${WEIR_BENCH_INTERVAL:-1s}" \
+    "into $TMP/cp, 3 retained; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  for config in "hashmap full" "rocksdb full" "rocksdb incremental"; do
+    read -r backend kind <<<"$config"
+    python3 "$ROOT/tests/bench/state_at_size.py" --weir "$WEIR" --job "$EXAMPLES/keyed_state.so" \
+      --keys "$keys" --value-bytes "$value_bytes" --dir "$TMP/cp" --tmp "$TMP" --label "$backend, $kind" \
+      --interval "${WEIR_BENCH_INTERVAL:-1s}" -D "state.backend.type=$backend" \
+      -D "execution.checkpointing.incremental=$([[ $kind == incremental ]] && echo true || echo false)" \
+      -D "state.backend.rocksdb.localdir=$TMP/rocksdb" || exit 1
+    rm -rf "$TMP/cp" "$TMP/rocksdb"
+  done
+  echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  exit 0
+fi
 
 if [[ "$mode" == size ]]; then
   port="$(free_port)"

@@ -9,8 +9,22 @@
 #
 #   tests/bench/storage_s3.sh [build-dir] [keys...]    (default keys: 650000, about 10 MB;
 #                                                       6500000 keys is about 100 MB)
+#
+# With "payload" (the same measurements as state_backends_job.sh's payload mode, at p=1, by
+# tests/bench/state_at_size.py): keyed_state --keys K --value-bytes B (1000000 x 1000 is
+# about 1 GB) on hashmap with full checkpoints and rocksdb with incremental ones, every
+# WEIR_BENCH_INTERVAL (default 1s), into each of WEIR_BENCH_STORAGES (default "local s3"):
+# checkpoint duration and size, the S3 requests per checkpoint, records/s at size, restore.
+#
+#   tests/bench/storage_s3.sh [build-dir] payload [keys] [value-bytes]
 source "$(dirname "$0")/common.sh" "$@"
 shift $(($# > 0 ? 1 : 0))
+mode=keys
+if [[ "${1:-}" == payload ]]; then
+  mode=payload
+  keys="${2:-1000000}"
+  value_bytes="${3:-1000}"
+fi
 keys_list=("${@:-650000}")
 count="${WEIR_BENCH_COUNT:-20000000}"
 
@@ -22,6 +36,27 @@ s3=(-D "s3.endpoint=$(sed -n 's/^s3.endpoint=//p' "$TMP/s3.lines")" -D s3.path.s
     -D "s3.access-key=$(sed -n 's/^s3.access-key=//p' "$TMP/s3.lines")"
     -D "s3.secret-key=$(sed -n 's/^s3.secret-key=//p' "$TMP/s3.lines")")
 bucket="$(sed -n 's/^bucket=//p' "$TMP/s3.lines")"
+
+if [[ "$mode" == payload ]]; then
+  echo "keyed_state --keys $keys --value-bytes $value_bytes, p=1, checkpoints every ${WEIR_BENCH_INTERVAL:-1s}," \
+    "3 retained; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  for storage in ${WEIR_BENCH_STORAGES:-local s3}; do
+    for config in "hashmap full" "rocksdb incremental"; do
+      read -r backend kind <<<"$config"
+      at=(--dir "$TMP/chk")
+      [[ "$storage" == s3 ]] && at=(--dir "s3://$bucket/chk-$backend" --s3-log "$TMP/s3-run.log" "${s3[@]}")
+      python3 "$ROOT/tests/bench/state_at_size.py" --weir "$WEIR" --job "$EXAMPLES/keyed_state.so" \
+        --keys "$keys" --value-bytes "$value_bytes" --tmp "$TMP" --label "$storage, $backend, $kind" \
+        --interval "${WEIR_BENCH_INTERVAL:-1s}" "${at[@]}" -D "state.backend.type=$backend" \
+        -D "execution.checkpointing.incremental=$([[ $kind == incremental ]] && echo true || echo false)" \
+        -D "state.backend.rocksdb.localdir=$TMP/rocksdb" || exit 1
+      # The retained checkpoints: gigabytes each run.
+      rm -rf "$TMP/chk" "$TMP/rocksdb" "$TMP/s3-run.log" "$S3_WORK_DIR/data/$bucket/chk-$backend"
+    done
+  done
+  echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  exit 0
+fi
 
 run_once() {  # run_once LOG [-D ...]: keyed_state embedded with -v (its log in LOG)
   local log="$1"

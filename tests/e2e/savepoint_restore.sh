@@ -114,4 +114,29 @@ run "$WEIR" savepoint -m "localhost:$(free_port)" "$job" "$sp"
 expect_rc 3
 pass
 
+# --- keyed_state --value-bytes: the state size the benchmarks ask for ------------------
+keyed_state="$BUILD_DIR/examples/keyed_state.so"
+check "keyed_state --keys 50 --value-bytes 1000: a savepoint holds 50 payloads of about 1000 bytes besides the sums"
+submit "$keyed_state" --keys 50 --value-bytes 1000 --count 0 --rate 1000
+wait_until 10 checkpoints_at_least "$port" "$job" completed 1 || fail "no checkpoint completed"
+run "$WEIR" stop "${m[@]}" -p "$sp" "$job"
+expect_rc 0
+run "$WEIR" inspect --verify --output json "$(savepoint_path)"
+expect_rc 0
+python3 - "$OUT_FILE" <<'CHECK' || fail "the savepoint's keyed states are not 50 payloads of 1000 bytes and 50 sums"
+import json, sys
+states = {s["name"]: s for o in json.load(open(sys.argv[1]))["operators"] for s in o.get("states", [])}
+payload, total = states["payload"], states["sum"]
+sys.exit(0 if payload["keys"] == 50 and 50_000 <= payload["bytes"] < 55_000 and total["keys"] == 50 else 1)
+CHECK
+pass
+
+check "keyed_state refuses a negative or too large --value-bytes, naming the option (exit 1)"
+for bad in -1 68000000 many; do
+  run "$WEIR" run "${m[@]}" "$keyed_state" --value-bytes "$bad"
+  expect_rc 1
+  expect_err_has "--value-bytes"
+done
+pass
+
 finish
