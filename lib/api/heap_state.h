@@ -2,11 +2,14 @@
 // The hashmap state backend: keyed state as objects on the heap, one hash map per key
 // group, so snapshots and rescaling work key group by key group.
 //
-// Snapshots are copy-on-write per key group (as Flink's CopyOnWriteStateMap, at key
-// group granularity): the synchronous part pins every key group's map; the task goes on
-// and, the first time it writes a key group the snapshot still reads, copies that
-// group's map; the snapshot writer serializes the pinned maps into canonical rows
-// (keyed_state_rows.h) and unpins each group when done with it.
+// Snapshots copy nothing: the synchronous part pins every key group's map; the snapshot
+// writer serializes the pinned maps into canonical rows (keyed_state_rows.h) group by
+// group and unpins each group when done with it; the first time the task is about to
+// change a group the writer has not reached yet, the task serializes that group itself
+// (the work the writer would have done), and changes it in place from then on. Flink's
+// CopyOnWriteStateMap copies the entries the task changes instead: with a hot key in
+// every key group, as in a word count, that copied most of the state at every
+// checkpoint.
 //
 // Owned by one operator subtask and used from its task thread, except the snapshots
 // it hands out, which a writer thread reads. SetCurrentKey() must be called before
@@ -16,9 +19,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -26,6 +29,7 @@
 #include "lib/api/keyed_state_backend.h"
 #include "lib/api/keyed_state_rows.h"
 #include "lib/api/serialization.h"
+#include "lib/api/flat_hash_map.h"
 #include "lib/api/state.h"
 #include "lib/api/state_snapshot.h"
 
@@ -70,17 +74,29 @@ class KeyedTableKeys {
 
 namespace heap_internal {
 
-// One map per key group from key to a value of type S, copy-on-write while pinned.
-template <class K, class S>
+// One map per key group from key to a value of type S, whose snapshots are taken
+// without copies: a snapshot pins every group; a pinned group is turned into its
+// canonical rows (Codec) once, by the snapshot writer when it comes to the group or by
+// the task when it is about to change the group first, whichever is earlier; from then
+// on the snapshots read the rows and the task changes the map in place.
+template <class K, class S, class Codec>
 class KeyGroupedMap {
  public:
-  using Map = std::unordered_map<K, S, StableKeyHash<K>, KeyEqual<K>>;
+  using Map = FlatHashMap<K, S, StableKeyHash<K>, KeyEqual<K>>;
   struct Group {
     Map map;
-    std::atomic<int> pins{0};  // snapshots still reading this map
+    std::atomic<int> pins{0};  // snapshots that have not written this group yet
+    // Set (under mu) once `rows` holds the map as it was pinned; cleared when the last
+    // pin goes. While it is set, snapshots read only `rows`, and the task may change
+    // `map` while pinned. Only the task sets it before changing the map, or a snapshot
+    // writer; the map is read by a writer only under mu while it is not set.
+    std::atomic<bool> serialized{false};
+    std::mutex mu;
+    std::string rows;  // guarded by mu
     // The entry found last, with its key's hash code (nullptr: none), so that a hot key
-    // is found without a walk of the map. Only the task thread touches it; entries of a
-    // std::unordered_map stay where they are until erased, and Erase drops it.
+    // is found without a walk of the map. Only the task thread touches it. Entries of a
+    // FlatHashMap move when one is added or erased: every insertion and erasure sets it
+    // again or drops it.
     typename Map::value_type* last = nullptr;
     int32_t last_hash = 0;
   };
@@ -95,23 +111,23 @@ class KeyGroupedMap {
     auto it = m.find(key);
     return it == m.end() ? nullptr : &it->second;
   }
-  // For reads, and for changes in place when *writable: the map is not pinned.
+  // For reads, and for changes in place when *writable.
   S* FindEntry(int kg, const HashedKeyRef<K>& key, bool* writable) {
     auto& g = *groups_[kg];
-    *writable = g.pins.load(std::memory_order_acquire) == 0;
+    *writable = Writable(g);
     return FindInGroup(g, key);
   }
-  // For changes in place: never a pinned map's entry.
+  // For changes in place.
   S* FindMutable(int kg, const HashedKeyRef<K>& key) {
     Mutable(kg);
     return FindInGroup(*groups_[kg], key);
   }
-  S& GetOrInsert(int kg, const K& key) { return Mutable(kg)[key]; }
+  S& GetOrInsert(int kg, const K& key) { return MutableForInsert(kg)[key]; }
   S& GetOrInsert(int kg, const HashedKeyRef<K>& key) {
     Mutable(kg);
     auto& g = *groups_[kg];
     if (S* found = FindInGroup(g, key)) return *found;
-    auto it = g.map.try_emplace(key.key).first;
+    auto it = g.map.try_emplace(key).first;
     g.last = &*it;
     g.last_hash = key.hash_code;
     return it->second;
@@ -119,24 +135,51 @@ class KeyGroupedMap {
   template <class Q>
   void Erase(int kg, const Q& key) {
     if (Find(kg, key) == nullptr) return;
-    auto& m = Mutable(kg);
-    groups_[kg]->last = nullptr;
+    auto& m = MutableForInsert(kg);
     m.erase(m.find(key));
   }
+  // The group's map, for changes of its entries' values: a pinned group is written out
+  // first.
   Map& Mutable(int kg) {
-    auto& g = groups_[kg];
-    if (g->pins.load(std::memory_order_acquire) > 0) {
-      auto copy = std::make_shared<Group>();
-      copy->map = g->map;
-      g = std::move(copy);
-    }
-    return g->map;
+    auto& g = *groups_[kg];
+    if (!Writable(g)) [[unlikely]] Serialize(g);
+    return g.map;
+  }
+  // The group's map, for entries to be added or erased.
+  Map& MutableForInsert(int kg) {
+    groups_[kg]->last = nullptr;
+    return Mutable(kg);
   }
   int num_key_groups() const { return static_cast<int>(groups_.size()); }
-  // Task thread: pins every group; the returned pointers keep them alive.
+  // Task thread: pins every group; the returned pointers keep them alive. A group the
+  // task changed after an earlier pin (serialized) leaves its rows to that snapshot,
+  // and its map moves on into a new group, which this snapshot pins.
   std::vector<std::shared_ptr<Group>> Pin() {
-    for (auto& g : groups_) g->pins.fetch_add(1, std::memory_order_relaxed);
+    for (auto& g : groups_) {
+      if (g->serialized.load(std::memory_order_acquire)) {
+        auto fresh = std::make_shared<Group>();
+        fresh->map = std::move(g->map);  // the entries stay where they are
+        fresh->last = g->last;
+        fresh->last_hash = g->last_hash;
+        g = std::move(fresh);
+      }
+      g->pins.fetch_add(1, std::memory_order_relaxed);
+    }
     return groups_;
+  }
+  // Writer thread: appends the rows of a group this snapshot pinned.
+  static void WritePinned(Group& g, std::string* rows) {
+    Serialize(g);
+    std::lock_guard lock(g.mu);
+    rows->append(g.rows);
+  }
+  // Writer thread (or the task, when a snapshot is dropped): this snapshot is done with
+  // the group.
+  static void Unpin(Group& g) {
+    if (g.pins.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    std::lock_guard lock(g.mu);
+    std::string().swap(g.rows);
+    g.serialized.store(false, std::memory_order_release);
   }
   size_t Size() const {
     size_t n = 0;
@@ -151,6 +194,18 @@ class KeyGroupedMap {
   }
 
  private:
+  static bool Writable(const Group& g) {
+    return g.pins.load(std::memory_order_acquire) == 0 || g.serialized.load(std::memory_order_acquire);
+  }
+  // Turns the group's map into its rows once. The map does not change meanwhile: the
+  // task changes it only when Writable, and calls this itself otherwise.
+  [[gnu::noinline]] static void Serialize(Group& g) {
+    std::lock_guard lock(g.mu);
+    if (g.serialized.load(std::memory_order_relaxed)) return;
+    Bytes scratch;
+    for (const auto& [k, v] : g.map) Codec::Write(k, v, &g.rows, &scratch);
+    g.serialized.store(true, std::memory_order_release);
+  }
   static S* FindInGroup(Group& g, const HashedKeyRef<K>& key) {
     if (g.last != nullptr && g.last_hash == key.hash_code && KeyEqual<K>{}(g.last->first, key.key)) {
       return &g.last->second;
@@ -185,13 +240,19 @@ void ParseSerialized(std::string_view bytes, T* v) {
 // appends the entry's rows; Codec::Read(row key, row value, map) adds a row.
 template <class K, class V>
 struct ValueCodec {
+  // The row {varint-prefixed key} -> value, serialized once into scratch.
   static void Write(const K& key, const V& value, std::string* out, Bytes* scratch) {
-    std::string k, v;
-    AppendSerialized(&k, key, scratch);
-    std::string rk;
-    AppendRowKey(&rk, k);
-    AppendSerialized(&v, value, scratch);
-    AppendRow(out, rk, v);
+    scratch->clear();
+    DataOutput o(scratch);
+    Serializer<K>::Write(o, key);
+    const size_t key_size = scratch->size();
+    Serializer<V>::Write(o, value);
+    const char* bytes = reinterpret_cast<const char*>(scratch->data());
+    AppendVarint(out, VarintSize(key_size) + key_size);
+    AppendVarint(out, key_size);
+    out->append(bytes, key_size);
+    AppendVarint(out, scratch->size() - key_size);
+    out->append(bytes + key_size, scratch->size() - key_size);
   }
   template <class Map>
   static void Read(std::string_view row_key, std::string_view value, Map& map) {
@@ -368,12 +429,12 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   void ForEachKey(const std::function<void(const K&)>& fn) const override { map_.ForEachKey(fn); }
   void ReadRow(int kg, std::string_view key, std::string_view value) override {
     Uncache();
-    Codec::template Read<typename KeyGroupedMap<K, S>::Map>(key, value, map_.Mutable(kg));
+    Codec::template Read<typename GroupedMap::Map>(key, value, map_.MutableForInsert(kg));
   }
   void ReadLegacyKeyGroup(int kg, DataInput& in) override {
     Uncache();
     uint64_t n = in.ReadVarint();
-    auto& m = map_.Mutable(kg);
+    auto& m = map_.MutableForInsert(kg);
     for (uint64_t i = 0; i < n; ++i) {
       K k{};
       S v{};
@@ -386,25 +447,19 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
     Uncache();  // a cached entry may be written in place no more
     class Pinned final : public KeyedTableSnapshot {
      public:
-      explicit Pinned(std::vector<std::shared_ptr<typename KeyGroupedMap<K, S>::Group>> groups)
-          : groups_(std::move(groups)) {}
+      explicit Pinned(std::vector<std::shared_ptr<Group>> groups) : groups_(std::move(groups)) {}
       ~Pinned() override {
         for (size_t i = 0; i < groups_.size(); ++i) Release(static_cast<int>(i));
       }
-      void WriteKeyGroup(int kg, std::string* rows) override {
-        for (const auto& [k, v] : groups_[kg]->map) {
-          Codec::Write(k, v, rows, &scratch_);
-        }
-      }
+      void WriteKeyGroup(int kg, std::string* rows) override { GroupedMap::WritePinned(*groups_[kg], rows); }
       void Release(int kg) override {
         if (!groups_[kg]) return;
-        groups_[kg]->pins.fetch_sub(1, std::memory_order_release);
+        GroupedMap::Unpin(*groups_[kg]);
         groups_[kg].reset();
       }
 
      private:
-      std::vector<std::shared_ptr<typename KeyGroupedMap<K, S>::Group>> groups_;
-      Bytes scratch_;
+      std::vector<std::shared_ptr<Group>> groups_;
     };
     return std::make_unique<Pinned>(map_.Pin());
   }
@@ -413,9 +468,10 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
  protected:
   // The current key's entry (nullptr when it has none). A record usually reads its key's
   // state and then writes it: the entry found first is cached for the current key, so
-  // the write needs no second lookup. Entries of a std::unordered_map stay where they
-  // are when others are added; the cache is dropped when the entry may move or go
-  // (Erase, a restore) and when it stops being writable in place (Pin).
+  // the write needs no second lookup. Entries of a FlatHashMap move when another is
+  // added or erased, but under one current key the only entry added is its own (which
+  // is cached then); the cache is dropped when the entry may move or go (Erase, a
+  // restore) and when it stops being writable in place (Pin).
   // Each has a fast path (the entry is cached) and an out-of-line slow one.
   const S* Find() {
     if (cached_version_ == backend_->current_key_version()) [[likely]] return cached_;
@@ -436,7 +492,9 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
     map_.Erase(backend_->current_kg_index(), backend_->current_hashed_key());
   }
   HeapKeyedStateBackend<K>* backend_;
-  KeyGroupedMap<K, S> map_;
+  using GroupedMap = KeyGroupedMap<K, S, Codec>;
+  using Group = typename GroupedMap::Group;
+  GroupedMap map_;
 
  private:
   void Cache(S* writable_entry) {

@@ -26,6 +26,16 @@ inline void AppendVarint(std::string* out, uint64_t v) {
   out->push_back(static_cast<char>(v));
 }
 
+// How many bytes AppendVarint writes for v.
+inline size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
 inline void AppendRow(std::string* out, std::string_view key, std::string_view value) {
   AppendVarint(out, key.size());
   out->append(key);

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <thread>
+
 #include "lib/api/heap_state.h"
 #include "lib/api/operator_state.h"
 #include "lib/format/key_groups_reader.h"
@@ -230,6 +232,81 @@ TEST_CASE("heap state: a snapshot is copy-on-write: the task changes its state w
   backend.SetCurrentKey(3);
   CHECK(value.Value() == -1);
   CHECK(list.Get() == std::vector<int64_t>{3, -1});
+}
+
+namespace {
+
+// The values of state "v" for keys 0..n-1 in the rows of a snapshot (-1: none).
+std::vector<int64_t> ValuesIn(std::vector<weir::KeyedStateHandle> handles, int64_t n) {
+  auto rows = weir::ReadKeyGroups(std::move(handles), {0, 127});
+  REQUIRE(rows.ok());
+  HeapKeyedStateBackend<int64_t> restored(128, {0, 127});
+  restored.SetRestored(*rows);
+  auto& v = restored.GetValueState<int64_t>("v");
+  std::vector<int64_t> values;
+  for (int64_t k = 0; k < n; ++k) {
+    restored.SetCurrentKey(k);
+    values.push_back(v.ValueOr(-1));
+  }
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("heap state: overlapping snapshots each keep what they pinned while the task changes the state",
+          "[api][state]") {
+  HeapKeyedStateBackend<int64_t> backend(128, {0, 127});
+  auto& value = backend.GetValueState<int64_t>("v");
+  auto set_all = [&](int64_t base) {
+    for (int64_t k = 0; k < 300; ++k) {
+      backend.SetCurrentKey(k);
+      value.Update(base + k);
+    }
+  };
+  auto expect = [](int64_t base) {
+    std::vector<int64_t> v;
+    for (int64_t k = 0; k < 300; ++k) v.push_back(base + k);
+    return v;
+  };
+  set_all(0);
+  auto first = backend.Snapshot({});
+  auto second = backend.Snapshot({});  // pinned before any change: the same contents
+  set_all(1000);                       // every group is written out for both, then changed
+  auto third = backend.Snapshot({});   // pins what the task changed after the first two
+  set_all(2000);
+  auto dropped = backend.Snapshot({});
+  dropped.reset();  // an aborted checkpoint never written releases its pins
+  set_all(3000);
+  CHECK(ValuesIn(WriteSnapshot(std::move(third)), 300) == expect(1000));
+  CHECK(ValuesIn(WriteSnapshot(std::move(first)), 300) == expect(0));
+  set_all(4000);
+  CHECK(ValuesIn(WriteSnapshot(std::move(second)), 300) == expect(0));
+  CHECK(ValuesIn(WriteSnapshot(backend.Snapshot({})), 300) == expect(4000));
+  backend.SetCurrentKey(7);
+  CHECK(value.Value() == 4007);
+}
+
+TEST_CASE("heap state: a snapshot written on another thread while the task changes every key", "[api][state]") {
+  HeapKeyedStateBackend<int64_t> backend(128, {0, 127});
+  auto& value = backend.GetValueState<int64_t>("v");
+  for (int round = 0; round < 20; ++round) {
+    for (int64_t k = 0; k < 2000; ++k) {
+      backend.SetCurrentKey(k);
+      value.Update(round * 10000 + k);
+    }
+    auto snapshot = backend.Snapshot({});
+    std::vector<weir::KeyedStateHandle> handles;
+    std::thread writer([&] { handles = WriteSnapshot(std::move(snapshot)); });
+    for (int64_t k = 0; k < 2000; ++k) {  // races the writer, group by group
+      backend.SetCurrentKey(k);
+      value.Update(-1);
+      if (k % 3 == 0) value.Clear();
+    }
+    writer.join();
+    std::vector<int64_t> expected;
+    for (int64_t k = 0; k < 2000; ++k) expected.push_back(round * 10000 + k);
+    REQUIRE(ValuesIn(std::move(handles), 2000) == expected);
+  }
 }
 
 TEST_CASE("heap state: a cancelled checkpoint stops writing", "[api][state]") {

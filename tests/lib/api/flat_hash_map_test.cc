@@ -1,0 +1,131 @@
+#include "lib/api/flat_hash_map.h"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <random>
+#include <string>
+
+#include "lib/api/key_groups.h"
+
+namespace weir {
+namespace {
+
+using StringMap = FlatHashMap<std::string, int64_t, StableKeyHash<std::string>, KeyEqual<std::string>>;
+using IntMap = FlatHashMap<int, int, StableKeyHash<int>, KeyEqual<int>>;
+
+std::map<std::string, int64_t> Contents(const StringMap& m) {
+  std::map<std::string, int64_t> out;
+  for (const auto& [k, v] : m) REQUIRE(out.emplace(k, v).second);  // each key once
+  return out;
+}
+
+TEST_CASE("FlatHashMap: random inserts, finds and erases agree with std::map", "[heap_state]") {
+  std::mt19937 rng(7);
+  StringMap map;
+  std::map<std::string, int64_t> expected;
+  for (int step = 0; step < 200000; ++step) {
+    std::string key = "k" + std::to_string(rng() % 3000);
+    switch (rng() % 4) {
+      case 0:
+      case 1: {
+        map[key] += step;
+        expected[key] += step;
+        break;
+      }
+      case 2: {
+        REQUIRE(map.erase(key) == expected.erase(key));
+        break;
+      }
+      case 3: {
+        auto it = map.find(key);
+        auto e = expected.find(key);
+        REQUIRE((it == map.end()) == (e == expected.end()));
+        if (it != map.end()) REQUIRE(it->second == e->second);
+        break;
+      }
+    }
+    REQUIRE(map.size() == expected.size());
+  }
+  REQUIRE(Contents(map) == expected);
+}
+
+TEST_CASE("FlatHashMap: entries keep their values while the array grows and entries shift back", "[heap_state]") {
+  IntMap map;
+  map[1] = 42;
+  for (int i = 2; i < 10000; ++i) map[i] = i;  // many growths of the slot array
+  for (int i = 2; i < 10000; i += 2) REQUIRE(map.erase(i) == 1);  // many backward shifts
+  REQUIRE(map.find(1)->second == 42);
+  REQUIRE(map.size() == 1 + 4999);
+  for (int i = 3; i < 10000; i += 2) REQUIRE(map.find(i)->second == i);
+  for (int i = 2; i < 10000; i += 2) REQUIRE(map.find(i) == map.end());
+  for (int i = 3; i < 10000; i += 2) REQUIRE(map.erase(i) == 1);
+  REQUIRE(map.size() == 1);
+  REQUIRE(map.begin()->first == 1);
+  REQUIRE(++map.begin() == map.end());
+}
+
+TEST_CASE("FlatHashMap: strings that allocate survive moves, copies and erasure", "[heap_state]") {
+  StringMap map;
+  const std::string tail(40, 'x');  // longer than a short string's inline buffer
+  for (int i = 0; i < 5000; ++i) map[std::to_string(i) + tail] = i;
+  for (int i = 0; i < 5000; i += 3) map.erase(std::to_string(i) + tail);
+  StringMap copy = map;
+  for (int i = 0; i < 5000; ++i) {
+    const auto it = copy.find(std::to_string(i) + tail);
+    if (i % 3 == 0) {
+      REQUIRE(it == copy.end());
+    } else {
+      REQUIRE(it->second == i);
+    }
+  }
+}
+
+TEST_CASE("FlatHashMap: a copy is deep, a move takes the entries", "[heap_state]") {
+  StringMap map;
+  for (int i = 0; i < 100; ++i) map[std::to_string(i)] = i;
+  StringMap copy = map;
+  copy["5"] = -5;
+  copy.erase(std::string("6"));
+  REQUIRE(map.find(std::string("5"))->second == 5);
+  REQUIRE(map.count(std::string("6")) == 1);
+  REQUIRE(copy.size() == 99);
+  StringMap moved = std::move(copy);
+  REQUIRE(moved.size() == 99);
+  REQUIRE(moved.find(std::string("5"))->second == -5);
+  copy = map;  // a moved-from map can be assigned again
+  REQUIRE(Contents(copy) == Contents(map));
+}
+
+TEST_CASE("FlatHashMap: found with a precomputed hash code, added once", "[heap_state]") {
+  StringMap map;
+  std::string key = "word";
+  HashedKeyRef<std::string> ref{key, KeyHashCode<std::string>::Of(key)};
+  auto [it, added] = map.try_emplace(ref);
+  REQUIRE(added);
+  it->second = 3;
+  auto [again, added_again] = map.try_emplace(ref);
+  REQUIRE_FALSE(added_again);
+  REQUIRE(again->second == 3);
+  REQUIRE(map.find(ref)->first == "word");
+  REQUIRE(map.find(key) == map.find(ref));
+}
+
+TEST_CASE("FlatHashMap: erasing while iterating visits the rest", "[heap_state]") {
+  IntMap map;
+  for (int i = 0; i < 1000; ++i) map[i] = i;
+  size_t erased = 0;
+  for (auto it = map.begin(); it != map.end();) {
+    if (it->first % 3 == 0) {
+      it = map.erase(it);
+      ++erased;
+    } else {
+      ++it;
+    }
+  }
+  REQUIRE(map.size() + erased == 1000);
+  for (const auto& [k, v] : map) REQUIRE(k % 3 != 0);
+}
+
+}  // namespace
+}  // namespace weir
