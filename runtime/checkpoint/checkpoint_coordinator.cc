@@ -141,6 +141,12 @@ void CheckpointCoordinator::Resume(int attempt) {
   cv_.notify_all();
 }
 
+void CheckpointCoordinator::HoldCheckpoints(bool hold) {
+  std::lock_guard lock(mu_);
+  held_ = hold;
+  cv_.notify_all();
+}
+
 void CheckpointCoordinator::RequestCheckpoint() {
   std::lock_guard lock(mu_);
   requested_ = true;
@@ -217,7 +223,7 @@ void CheckpointCoordinator::Loop() {
     }
     // A pending savepoint takes a slot too, as in Flink: a checkpoint triggered during a
     // savepoint's alignment would subsume it (an unaligned one always would).
-    const bool slot_free = running_ && static_cast<int>(pending_.size()) < settings_.max_concurrent;
+    const bool slot_free = running_ && !held_ && static_cast<int>(pending_.size()) < settings_.max_concurrent;
     if (slot_free && !checkpoint_requests_.empty()) {
       // Manually triggered checkpoints skip min-pause, as Flink's non-periodic requests do.
       TriggerLocked(lock, std::nullopt);
@@ -231,8 +237,8 @@ void CheckpointCoordinator::Loop() {
       continue;
     }
     int64_t wake = now + 50'000'000;  // re-check timeouts regularly
-    if (running_ && settings_.enabled) wake = std::min(wake, std::max(next_trigger_nanos_, earliest));
-    if (running_ && requested_) wake = std::min(wake, earliest);
+    if (running_ && !held_ && settings_.enabled) wake = std::min(wake, std::max(next_trigger_nanos_, earliest));
+    if (running_ && !held_ && requested_) wake = std::min(wake, earliest);
     cv_.wait_for(lock, std::chrono::nanoseconds(std::max<int64_t>(wake - now, 1'000'000)));
   }
 }

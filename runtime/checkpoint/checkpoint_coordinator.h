@@ -88,6 +88,11 @@ class CheckpointCoordinator {
   // Triggers a checkpoint as soon as allowed (the final checkpoint of a bounded job);
   // if it fails, another is triggered after a pause, until one completes.
   void RequestCheckpoint();
+  // While held (a stop --drain is under way), only savepoints are triggered; periodic
+  // and requested checkpoints wait. A checkpoint taken after the drained sources ended
+  // would let every task end before the drain's savepoint was written, and the job
+  // would finish without it (Flink stops its checkpoint scheduler for the same reason).
+  void HoldCheckpoints(bool hold);
 
   // Called with the savepoint's location ("file:/dir/savepoint-...") or the failure.
   using SavepointCallback = PendingCheckpoint::SavepointCallback;
@@ -176,6 +181,7 @@ class CheckpointCoordinator {
   bool running_ = false;  // triggering active (between Start/Resume and Suspend/Shutdown)
   bool stopped_ = false;
   bool requested_ = false;       // a requested checkpoint waits to be triggered
+  bool held_ = false;            // HoldCheckpoints: only savepoints are triggered
   int64_t requested_id_ = -1;    // the one triggered for the request: retried if it fails
   int attempt_ = 0;
   std::set<int> finished_tasks_;  // of the current attempt, operators finished

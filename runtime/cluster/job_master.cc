@@ -612,8 +612,12 @@ void JobMaster::OnEndOfData(Task& task) {
           }
           if (failed_over) return;  // the next attempt drains again
           OnSavepointDone(trigger, r, false);
-          // The sources have ended either way: finish with a checkpoint.
-          if (!r.ok()) coordinator_->RequestCheckpoint();
+          // Done, the tasks end now: checkpoints stay held. Failed: the sources have
+          // ended all the same, so the job finishes with a checkpoint.
+          if (!r.ok()) {
+            coordinator_->HoldCheckpoints(false);
+            coordinator_->RequestCheckpoint();
+          }
         });
   } else if (checkpoint_settings_.enabled) {
     // The final checkpoint: it lets every task finish with its output committed.
@@ -701,6 +705,7 @@ Result<TriggerId> JobMaster::StopWithSavepoint(const std::string& target_dir, bo
         return Status::FailedPrecondition("job '" + id_.ToHex() + "' is already being drained");
       }
       drain_stop_ = DrainStop{prepared.first, prepared.second, format};
+      coordinator_->HoldCheckpoints(true);  // until the drain's savepoint is done
       for (auto& t : attempt_->tasks) {
         if (t->is_source()) t->EndInput();
       }

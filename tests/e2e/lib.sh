@@ -159,6 +159,10 @@ fail() {
       echo "  stderr:"
       _show "$ERR_FILE"
     fi
+    if [[ -n "${RUNTIME_LOG:-}" && -s "$RUNTIME_LOG" ]]; then
+      echo "  the last lines of weir-runtime's log ($RUNTIME_LOG):"
+      tail -n 25 "$RUNTIME_LOG" | sed 's/^/    | /'
+    fi
   } >&2
   if [[ "${E2E_KEEP_GOING:-0}" == 1 ]]; then
     ((_check_failed == 0)) && FAILED=$((FAILED + 1))

@@ -315,3 +315,40 @@ TEST_CASE("coordinator: a pending savepoint takes the max-concurrent slot; check
   CHECK(location->find("savepoint-") != std::string::npos);
   coordinator.Shutdown(weir::runtime::JobStatus::kCanceled);
 }
+
+TEST_CASE("coordinator: while checkpoints are held (stop --drain) only savepoints are triggered", "[checkpoint]") {
+  weir::testing::TempDir dir;
+  HooksRecorder rec;
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), Settings(), rec.Hooks(), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
+  coordinator.HoldCheckpoints(true);
+  coordinator.Start(1);
+  coordinator.RequestCheckpoint();
+  std::this_thread::sleep_for(150ms);  // 15 intervals
+  CHECK(rec.NumTriggered() == 0);
+  std::mutex mu;
+  std::optional<std::string> location;
+  coordinator.TriggerSavepoint(weir::runtime::CheckpointKind::kSyncSavepoint, dir.path().string(),
+                               weir::SnapshotFormat::kCanonical, [&](weir::Result<std::string> r) {
+                                 std::lock_guard lock(mu);
+                                 location = r.ok() ? *r : r.status().ToString();
+                               });
+  REQUIRE(rec.WaitFor([&] { return rec.triggered.size() == 1; }));
+  const int64_t savepoint = rec.Triggered(0);
+  weir::OperatorSubtaskState snap;
+  coordinator.Acknowledge(0, 0, 0, savepoint, {{"op", snap}});
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  auto done = [&] {
+    std::lock_guard lock(mu);
+    return location.has_value();
+  };
+  while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  REQUIRE(done());
+  CHECK(location->find("savepoint-") != std::string::npos);
+  std::this_thread::sleep_for(100ms);
+  CHECK(rec.NumTriggered() == 1);  // still held: nothing after the savepoint either
+  coordinator.HoldCheckpoints(false);
+  REQUIRE(rec.WaitFor([&] { return rec.triggered.size() >= 2; }));
+  CHECK(rec.Triggered(1) > savepoint);
+  coordinator.Shutdown(weir::runtime::JobStatus::kCanceled);
+}

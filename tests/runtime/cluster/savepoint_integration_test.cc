@@ -124,6 +124,35 @@ TEST_CASE("stop --drain ends the input: every record is committed and the job is
   CHECK(snapshot->kind == weir::SnapshotKind::kSavepoint);
 }
 
+TEST_CASE("stop --drain with checkpoints every 10 ms: the drain's savepoint is the last word",
+          "[integration][savepoint]") {
+  // A periodic checkpoint triggered after the sources ended, completing before the
+  // drain's savepoint was written, let every task end: the job finished under the
+  // savepoint, which then failed ("the job failed over while savepoint N was written").
+  TempDir tmp;
+  weir::Configuration config;
+  config.Set("execution.checkpointing.interval", "10ms");
+  config.Set("execution.checkpointing.dir", tmp / "checkpoints");
+  LocalDispatcher dispatcher(config, tmp / "uploads");
+  for (int round = 0; round < 12; ++round) {
+    INFO("round " << round);
+    JarRunRequest req;
+    const fs::path out = tmp / ("out-" + std::to_string(round));
+    req.program_args = {"--count", "0", "--rate", "20000", "--output", out};
+    auto id = dispatcher.SubmitJobFile(kNumberSum, req);
+    REQUIRE(id.ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    auto t = dispatcher.StopWithSavepoint(*id, tmp / "savepoints", true, "CANONICAL", std::nullopt);
+    REQUIRE(t.ok());
+    auto st = AwaitSavepoint(dispatcher, *id, *t);
+    REQUIRE_FALSE(st.failure.has_value());
+    REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kFinished);
+    auto lines = CommittedLines(out);
+    REQUIRE_FALSE(lines.empty());
+    CHECK(lines == ExpectedNumberSum(static_cast<int64_t>(lines.size())));
+  }
+}
+
 TEST_CASE("savepoint bad input: no directory, unknown job, job not running, unwritable directory",
           "[integration][savepoint]") {
   TempDir tmp;
