@@ -54,7 +54,7 @@ class ParitySum final : public weir::KeyedProcessFunction<int64_t, int64_t, SumL
 };
 
 // "<n>,<key>,<sum>": the line every number_sum example writes.
-std::string FormatSumLine(const SumLine& line) {
+[[maybe_unused]] std::string FormatSumLine(const SumLine& line) {
   std::string s = std::to_string(line.n);
   s += ',';
   s += KeyName(line);
@@ -71,7 +71,7 @@ struct ParitySumOptions {
   int64_t keys = 2;       // the key of n is n mod keys
 };
 
-ParitySumOptions ParseParitySumOptions(const weir::JobArgs& args) {
+[[maybe_unused]] ParitySumOptions ParseParitySumOptions(const weir::JobArgs& args) {
   ParitySumOptions o;
   o.count = args.GetInt("count", 1000);
   if (o.count < 0) throw weir::JobArgumentError("--count must be 0 (unbounded) or a positive number");
@@ -85,7 +85,7 @@ ParitySumOptions ParseParitySumOptions(const weir::JobArgs& args) {
 }
 
 // Adds the source and the sums per key; the caller adds the sink.
-weir::DataStream<SumLine> AddParitySums(weir::StreamExecutionEnvironment& env, const ParitySumOptions& o) {
+[[maybe_unused]] weir::DataStream<SumLine> AddParitySums(weir::StreamExecutionEnvironment& env, const ParitySumOptions& o) {
   int64_t last = o.count == 0 ? INT64_MAX : o.count;
   // One source subtask keeps each parity's numbers in order, so running sums are exact.
   return env.AddSource<int64_t>(weir::SequenceSource(1, last, o.rate), "Sequence")

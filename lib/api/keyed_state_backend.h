@@ -8,8 +8,9 @@
 // group, so a key-group range can be cut out for rescaling.
 //
 // Snapshots come in two phases. Snapshot() is the synchronous part, at the barrier on
-// the task's thread, and is as short as the backend allows (hashmap: a copy-on-write
-// view; RocksDB: a native checkpoint of the instance). It returns the asynchronous
+// the task's thread, and is as short as the backend allows (hashmap: pins its key
+// groups, which are serialized once and never copied; RocksDB: a native checkpoint of
+// the instance). It returns the asynchronous
 // part, which a snapshot writer thread runs: it writes the state into the checkpoint's
 // storage (SnapshotOutput) and returns the handle the task acknowledges with.
 

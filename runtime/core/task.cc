@@ -717,6 +717,8 @@ void Task::HandleBuffer(int channel, Buffer& buffer) {
       impl.channel_idle[channel] = buffer.idle;
       CombineWatermarks();
       return;
+    case Buffer::Kind::kHandledBarrier:
+      return;  // the gate drops these before they are taken
   }
 }
 

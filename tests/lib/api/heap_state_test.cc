@@ -193,7 +193,7 @@ TEST_CASE("heap state: a key outside the subtask's key groups is a clear error, 
   }
 }
 
-TEST_CASE("heap state: a snapshot is copy-on-write: the task changes its state while the snapshot is written",
+TEST_CASE("heap state: a snapshot keeps what it pinned: the task changes its state while the snapshot is written",
           "[api][state]") {
   HeapKeyedStateBackend<int64_t> backend(128, {0, 127});
   auto& value = backend.GetValueState<int64_t>("v");

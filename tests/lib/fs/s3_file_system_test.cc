@@ -257,7 +257,7 @@ TEST_CASE("s3: a snapshot is written, resolved, verified, refused when corrupted
   op.uid = "sum";
   op.parallelism = 2;
   op.subtasks.resize(2);
-  for (const std::string dir : {job + "/chk-7", job + "/chk-9"}) {
+  for (const std::string& dir : {job + "/chk-7", job + "/chk-9"}) {
     // The task writes its state into the checkpoint's directory, then _metadata is written.
     OperatorStateSnapshot lists;
     lists.lists.push_back({"offsets", OperatorStateMode::kSplit, {Bytes{1, 2, 3}}});

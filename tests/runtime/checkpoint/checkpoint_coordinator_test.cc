@@ -33,11 +33,11 @@ CheckpointSettings Settings() {
 }
 
 std::map<std::string, std::pair<int, int>> OneOperator() { return {{"op", {1, 128}}}; }
-std::vector<CheckpointTask> OneTask() { return {{0, {"op"}}}; }
+std::vector<CheckpointTask> OneTask() { return {{0, {"op"}, {}}}; }
 
 // Two subtasks of one operator, each a task of its own.
 std::map<std::string, std::pair<int, int>> TwoSubtasks() { return {{"op", {2, 128}}}; }
-std::vector<CheckpointTask> TwoTasks() { return {{0, {"op"}}, {1, {"op"}}}; }
+std::vector<CheckpointTask> TwoTasks() { return {{0, {"op"}, {}}, {1, {"op"}, {}}}; }
 
 }  // namespace
 

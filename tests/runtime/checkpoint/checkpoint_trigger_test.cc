@@ -30,7 +30,7 @@ CheckpointSettings ManualOnly() {
 }
 
 std::map<std::string, std::pair<int, int>> OneOperator() { return {{"op", {1, 128}}}; }
-std::vector<weir::runtime::CheckpointTask> OneTask() { return {{0, {"op"}}}; }
+std::vector<weir::runtime::CheckpointTask> OneTask() { return {{0, {"op"}, {}}}; }
 
 }  // namespace
 

@@ -214,7 +214,7 @@ TEST_CASE("two submissions with one job id: exactly one starts", "[integration]"
     CHECK(started == (round == 0 ? 1 : 0));
   }
   REQUIRE(dispatcher.CancelJob(id).ok());
-  dispatcher.WaitForJob(id);
+  REQUIRE(dispatcher.WaitForJob(id).ok());
 }
 
 TEST_CASE("ended jobs are kept up to jobstore.max-capacity and jobstore.expiration-time", "[integration]") {

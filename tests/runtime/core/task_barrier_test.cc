@@ -212,6 +212,8 @@ class Probe {
         case Buffer::Kind::kIdleness:
           items_.push_back({Item::Kind::kIdleness, b.idle ? 1 : 0, {}});
           break;
+        case Buffer::Kind::kHandledBarrier:
+          break;  // the gate drops these before a reader sees them
       }
     }
     return true;
