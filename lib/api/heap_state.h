@@ -25,11 +25,11 @@
 #include <utility>
 #include <vector>
 
+#include "lib/api/flat_hash_map.h"
 #include "lib/api/key_groups.h"
 #include "lib/api/keyed_state_backend.h"
 #include "lib/api/keyed_state_rows.h"
 #include "lib/api/serialization.h"
-#include "lib/api/flat_hash_map.h"
 #include "lib/api/state.h"
 #include "lib/api/state_snapshot.h"
 

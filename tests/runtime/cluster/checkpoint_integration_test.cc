@@ -179,8 +179,10 @@ TEST_CASE("restore refuses missing, foreign, truncated and corrupt snapshots, na
   SECTION("corrupt _metadata") {
     fs::path meta = fs::path(*chk) / "_metadata";
     std::fstream f(meta, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(30);
+    const char original = static_cast<char>(f.get());
     f.seekp(30);
-    f.put('\x7f');
+    f.put(static_cast<char>(original ^ 0xff));  // always a different byte
     f.close();
     auto s = try_restore(*chk);
     CHECK(s.code() == weir::StatusCode::kCorruption);
