@@ -34,6 +34,10 @@ struct SnapshotOptions {
   bool canonical = false;
   // Upload only what changed since the last completed checkpoint (backends that can).
   bool incremental = false;
+  // A FULL checkpoint of an incremental backend: in its native format, but referencing
+  // no file of an earlier checkpoint (every file is written again, into the shared
+  // scope, so later incremental checkpoints may reference it).
+  bool full = false;
 };
 
 // Where a snapshot's file goes: the checkpoint's own directory (deleted with it), or

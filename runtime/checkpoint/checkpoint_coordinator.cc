@@ -71,7 +71,7 @@ CheckpointCoordinator::CheckpointCoordinator(JobId job_id, CheckpointSettings se
                                              std::map<std::string, std::pair<int, int>> operators,
                                              CheckpointStorage* storage)
     : job_id_(job_id), settings_(std::move(settings)), hooks_(std::move(hooks)), tasks_(std::move(tasks)),
-      operators_(std::move(operators)), storage_(storage), store_(settings_.num_retained),
+      operators_(std::move(operators)), storage_(storage), policy_(settings_), store_(settings_.num_retained),
       stats_(static_cast<size_t>(settings_.history_size)) {}
 
 CheckpointCoordinator::~CheckpointCoordinator() {
@@ -97,12 +97,6 @@ void CheckpointCoordinator::Discard(const SnapshotDiscard& discard) {
   }
 }
 
-// How long a failed requested checkpoint waits before it is tried again.
-int64_t CheckpointCoordinator::RetryPauseNanos() const {
-  int64_t pause = settings_.enabled ? settings_.interval.count() : 1000;
-  return std::max<int64_t>(pause, settings_.min_pause.count()) * 1'000'000;
-}
-
 void CheckpointCoordinator::Start(int64_t next_id) {
   if (!settings_.dir.empty()) {
     // Flink's layout; a no-op on object stores. A failure shows in the first checkpoint.
@@ -116,7 +110,7 @@ void CheckpointCoordinator::Start(int64_t next_id) {
   std::lock_guard lock(mu_);
   next_id_ = std::max(next_id_, next_id);
   running_ = true;
-  next_trigger_nanos_ = MonotonicNanos() + settings_.interval.count() * 1'000'000;
+  policy_.Start(MonotonicNanos());
   if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
   cv_.notify_all();
 }
@@ -126,7 +120,7 @@ void CheckpointCoordinator::Suspend(const std::string& reason) {
   {
     std::lock_guard lock(mu_);
     running_ = false;
-    requested_ = false;
+    policy_.Stop();
     AbortEverythingLocked(CheckpointFailureReason::kJobSuspended, reason, &after);
   }
   for (auto& f : after) f();
@@ -137,19 +131,19 @@ void CheckpointCoordinator::Resume(int attempt) {
   attempt_ = attempt;
   finished_tasks_.clear();
   running_ = true;
-  next_trigger_nanos_ = MonotonicNanos() + settings_.interval.count() * 1'000'000;
+  policy_.Start(MonotonicNanos());
   cv_.notify_all();
 }
 
 void CheckpointCoordinator::HoldCheckpoints(bool hold) {
   std::lock_guard lock(mu_);
-  held_ = hold;
+  policy_.Hold(hold);
   cv_.notify_all();
 }
 
 void CheckpointCoordinator::RequestCheckpoint() {
   std::lock_guard lock(mu_);
-  requested_ = true;
+  policy_.Request();
   cv_.notify_all();
 }
 
@@ -169,15 +163,17 @@ void CheckpointCoordinator::TriggerSavepoint(CheckpointKind kind, const std::str
 
 Status CheckpointCoordinator::TriggerCheckpoint(CheckpointTriggerType type, CheckpointCallback done) {
   if (type == CheckpointTriggerType::kIncremental) {
-    return Status::InvalidArgument("cannot take an INCREMENTAL checkpoint of job '" + job_id_.ToHex() + "': the '" +
-                                   settings_.state_backend + "' state backend takes full checkpoints only")
-        .WithHint("trigger a FULL or CONFIGURED checkpoint");
+    return Status::InvalidArgument("cannot trigger an INCREMENTAL checkpoint of job '" + job_id_.ToHex() +
+                                   "': a manually triggered checkpoint is CONFIGURED or FULL (as in Flink)")
+        .WithHint(settings_.incremental ? "trigger CONFIGURED: this job's checkpoints are incremental"
+                                        : "trigger CONFIGURED or FULL; incremental checkpoints are configured with "
+                                          "execution.checkpointing.incremental: true and the rocksdb state backend");
   }
   std::lock_guard lock(mu_);
   if (stopped_) {
     return Status::FailedPrecondition("the job '" + job_id_.ToHex() + "' has ended; no checkpoint can be taken");
   }
-  checkpoint_requests_.push_back(std::move(done));
+  checkpoint_requests_.push_back({type, std::move(done)});
   if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
   cv_.notify_all();
   return Status::OK();
@@ -223,22 +219,17 @@ void CheckpointCoordinator::Loop() {
     }
     // A pending savepoint takes a slot too, as in Flink: a checkpoint triggered during a
     // savepoint's alignment would subsume it (an unaligned one always would).
-    const bool slot_free = running_ && !held_ && static_cast<int>(pending_.size()) < settings_.max_concurrent;
-    if (slot_free && !checkpoint_requests_.empty()) {
+    const int in_flight = static_cast<int>(pending_.size());
+    if (running_ && policy_.MayStart(in_flight) && !checkpoint_requests_.empty()) {
       // Manually triggered checkpoints skip min-pause, as Flink's non-periodic requests do.
       TriggerLocked(lock, std::nullopt);
       continue;
     }
-    const int64_t earliest = std::max(last_end_nanos_ + settings_.min_pause.count() * 1'000'000, not_before_nanos_);
-    bool may_trigger = slot_free && now >= earliest;
-    bool due = requested_ || (settings_.enabled && now >= next_trigger_nanos_);
-    if (may_trigger && due) {
+    if (running_ && policy_.Due(now, in_flight)) {
       TriggerLocked(lock, std::nullopt);
       continue;
     }
-    int64_t wake = now + 50'000'000;  // re-check timeouts regularly
-    if (running_ && !held_ && settings_.enabled) wake = std::min(wake, std::max(next_trigger_nanos_, earliest));
-    if (running_ && !held_ && requested_) wake = std::min(wake, earliest);
+    const int64_t wake = running_ ? policy_.NextWake(now) : now + 50'000'000;
     cv_.wait_for(lock, std::chrono::nanoseconds(std::max<int64_t>(wake - now, 1'000'000)));
   }
 }
@@ -247,6 +238,7 @@ void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock,
                                           std::optional<SavepointRequest> savepoint) {
   const CheckpointKind kind = savepoint ? savepoint->kind : CheckpointKind::kCheckpoint;
   const int64_t id = next_id_++;
+  bool full = false;
   auto p = std::make_unique<PendingCheckpoint>(job_id_, id, kind, attempt_, static_cast<int>(tasks_.size()),
                                                operators_);
   if (savepoint) {
@@ -256,14 +248,11 @@ void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock,
     p->savepoint_dir = JoinPath(savepoint->dir, "savepoint-" + job_id_.ToHex().substr(0, 6) + "-" +
                                                     Id16::Generate().ToHex().substr(0, 12));
   } else if (!checkpoint_requests_.empty()) {
-    p->checkpoint_done = std::move(checkpoint_requests_.front());
+    full = checkpoint_requests_.front().type == CheckpointTriggerType::kFull;
+    p->checkpoint_done = std::move(checkpoint_requests_.front().done);
     checkpoint_requests_.pop_front();
   } else {
-    next_trigger_nanos_ = p->trigger_nanos() + settings_.interval.count() * 1'000'000;
-    if (requested_) {
-      requested_ = false;
-      requested_id_ = id;
-    }
+    policy_.OnTriggered(id, p->trigger_nanos());
   }
   // Tasks that finished before this checkpoint answer for themselves at once.
   for (int task : finished_tasks_) p->AcknowledgeFinished(task, tasks_[task]);
@@ -273,6 +262,7 @@ void CheckpointCoordinator::TriggerLocked(std::unique_lock<std::mutex>& lock,
   barrier.timestamp = p->trigger_ms();
   barrier.kind = kind;
   barrier.native_format = savepoint && savepoint->format == SnapshotFormat::kNative;
+  barrier.full = full;
   const int attempt = attempt_;
   pending_[id] = std::move(p);
   stats_.ReportTriggered();
@@ -402,14 +392,7 @@ void CheckpointCoordinator::FailLocked(PendingPtr p, CheckpointFailureReason rea
     return;
   }
   LogWarn("job={} checkpoint={} failed ({}): {}", job_id_.ToHex(), id, CheckpointFailureReasonName(reason), message);
-  const int64_t now = MonotonicNanos();
-  last_end_nanos_ = now;
-  not_before_nanos_ = std::max(not_before_nanos_, now + settings_.min_pause.count() * 1'000'000);
-  if (id == requested_id_ && running_ && reason != CheckpointFailureReason::kJobSuspended) {
-    // The requested (final) checkpoint failed: try again after a pause.
-    requested_ = true;
-    not_before_nanos_ = std::max(not_before_nanos_, now + RetryPauseNanos());
-  }
+  policy_.OnFailed(id, MonotonicNanos(), running_ && reason != CheckpointFailureReason::kJobSuspended);
   storage_->Cancel(id);
   SnapshotDiscard discard;
   if (!storage_->in_memory()) discard.directories.push_back(storage_->CheckpointDirectory(id));
@@ -448,8 +431,8 @@ void CheckpointCoordinator::AbortEverythingLocked(CheckpointFailureReason reason
     after->push_back([done, message] { done(Status::Aborted(message)); });
   }
   savepoint_requests_.clear();
-  for (auto& done : checkpoint_requests_) {
-    after->push_back([done = std::move(done), message] { done(Status::Aborted(message)); });
+  for (auto& request : checkpoint_requests_) {
+    after->push_back([done = std::move(request.done), message] { done(Status::Aborted(message)); });
   }
   checkpoint_requests_.clear();
 }
@@ -493,8 +476,7 @@ void CheckpointCoordinator::Finalize(PendingPtr pending) {
                  &after);
     } else {
       consecutive_failures_ = 0;
-      last_end_nanos_ = MonotonicNanos();
-      if (snapshot->id == requested_id_) requested_id_ = -1;
+      policy_.OnCompleted(snapshot->id, MonotonicNanos());
       // Subsume older pending checkpoints (savepoints are never subsumed).
       std::vector<int64_t> older;
       for (auto& [id, p] : pending_) {

@@ -40,6 +40,7 @@
 #include "lib/format/snapshot_io.h"
 #include "runtime/checkpoint/checkpoint_settings.h"
 #include "runtime/checkpoint/checkpoint_stats.h"
+#include "runtime/checkpoint/checkpoint_trigger_policy.h"
 #include "runtime/checkpoint/completed_checkpoint_store.h"
 #include "runtime/checkpoint/pending_checkpoint.h"
 #include "runtime/status/job_status.h"
@@ -109,10 +110,11 @@ class CheckpointCoordinator {
   // free max-concurrent slot but not for min-pause, then runs like a periodic one (counts
   // for recovery and retention, notifies the tasks). `done` runs once, on the
   // coordinator's thread: with the id when the checkpoint completed, else with the reason
-  // (expired, declined, subsumed, the job failed over or ended). CONFIGURED and FULL both
-  // take a full checkpoint, the only kind the hashmap state backend writes.
-  // InvalidArgument (done is not called) for INCREMENTAL, FailedPrecondition once the
-  // coordinator is shut down.
+  // (expired, declined, subsumed, the job failed over or ended). CONFIGURED takes the
+  // job's kind of checkpoint; FULL makes an incremental backend write all of its state
+  // again (CheckpointBarrier::full). InvalidArgument (done is not called) for
+  // INCREMENTAL, which Flink's REST API refuses too (FLINK-33723); FailedPrecondition
+  // once the coordinator is shut down.
   Status TriggerCheckpoint(CheckpointTriggerType type, CheckpointCallback done);
 
   // From task threads; answers of another attempt are ignored.
@@ -165,7 +167,6 @@ class CheckpointCoordinator {
                   std::vector<std::function<void()>>* after);
   void AbortEverythingLocked(CheckpointFailureReason reason, const std::string& message,
                              std::vector<std::function<void()>>* after);
-  int64_t RetryPauseNanos() const;
   // Deletes snapshot directories and shared files, logging what could not be.
   static void Discard(const SnapshotDiscard& discard);
 
@@ -180,20 +181,19 @@ class CheckpointCoordinator {
   std::condition_variable cv_;
   bool running_ = false;  // triggering active (between Start/Resume and Suspend/Shutdown)
   bool stopped_ = false;
-  bool requested_ = false;       // a requested checkpoint waits to be triggered
-  bool held_ = false;            // HoldCheckpoints: only savepoints are triggered
-  int64_t requested_id_ = -1;    // the one triggered for the request: retried if it fails
+  CheckpointTriggerPolicy policy_;
   int attempt_ = 0;
   std::set<int> finished_tasks_;  // of the current attempt, operators finished
   int64_t next_id_ = 1;
-  int64_t last_end_nanos_ = 0;
-  int64_t next_trigger_nanos_ = 0;
-  int64_t not_before_nanos_ = 0;  // an aborted checkpoint delays the next trigger to here
   int consecutive_failures_ = 0;
   std::map<int64_t, PendingPtr> pending_;
   std::deque<PendingPtr> to_finalize_;
   std::deque<SavepointRequest> savepoint_requests_;
-  std::deque<CheckpointCallback> checkpoint_requests_;  // manually triggered, not yet started
+  struct CheckpointRequest {
+    CheckpointTriggerType type;
+    CheckpointCallback done;
+  };
+  std::deque<CheckpointRequest> checkpoint_requests_;  // manually triggered, not yet started
   CompletedCheckpointStore store_;
   CheckpointStatsTracker stats_;
 

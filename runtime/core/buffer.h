@@ -25,6 +25,10 @@ struct CheckpointBarrier {
   bool unaligned = false;
   // Savepoints: in the state backend's native format (else the canonical one).
   bool native_format = false;
+  // A manually triggered FULL checkpoint (Flink's FULL_CHECKPOINT): a backend that
+  // checkpoints incrementally writes all of its state again, referencing no file of an
+  // earlier checkpoint (later incremental checkpoints may reference the new files).
+  bool full = false;
 };
 
 struct Buffer {

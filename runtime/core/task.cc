@@ -1058,6 +1058,7 @@ std::unique_ptr<Task::PendingSnapshot> Task::TakeSnapshot(const CheckpointBarrie
   options.savepoint = barrier.kind != CheckpointKind::kCheckpoint;
   options.canonical = options.savepoint && !barrier.native_format;
   options.incremental = spec_.incremental && !options.savepoint;
+  options.full = barrier.full;
   pending->operators = std::make_shared<std::vector<OperatorSnapshot>>();
   try {
     for (auto& op : impl.operators) pending->operators->push_back(op->SnapshotState(options));

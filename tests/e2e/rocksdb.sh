@@ -7,6 +7,8 @@
 # format and the shared files. A job switches backends rocksdb -> hashmap -> rocksdb
 # through canonical savepoints with exact output, and a native savepoint restored into
 # the hashmap backend is refused at submission (exit 1, naming format and backend).
+# `weir checkpoint --full` on an incremental job uploads all of its state; a CONFIGURED
+# one is incremental.
 #
 #   bash tests/e2e/rocksdb.sh [build-dir]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -86,13 +88,29 @@ assert files and all(os.path.exists(f["path"]) for f in files), files
 EOF
   pass
 
-  check "the last run, restored from the newest checkpoint at p=2, runs to the end (embedded, attached)"
-  # (the runtimes killed before left their working directories; this run must not)
+  check "the rocksdb checkpoint restored into the hashmap backend is refused (exit 1), naming the way out"
+  run "$WEIR" run -p 2 -D "rest.port=$(free_port)" "${conf[@]}" -D state.backend.type=hashmap \
+    -s "$restore_from" "$NUMBER_SUM" --count "$count" --output "$out"
+  expect_rc 1
+  expect_err_has "the checkpoint '"
+  expect_err_has "native format of the 'rocksdb' state backend"
+  expect_err_has "weir savepoint --type canonical"
+  pass
+
+  check "the last run, restored from the newest checkpoint at p=2 through two injected failures, runs to the end"
+  # (the runtimes killed before left their working directories; this run must not.)
+  # Each failure restores in the process from its newest checkpoint, whose shared
+  # files the later incremental checkpoints go on referencing.
   ls "$localdir" | sort >"$tmp/local-before"
+  attempts_before="$(ls "$out" | sed -n 's/^part-\([0-9a-f]*\)-.*/\1/p' | sort -u | wc -l)"
   run "$WEIR" run -p 2 -D "rest.port=$(free_port)" "${conf[@]}" "${rocks[@]}" -s "$restore_from" \
-    "$NUMBER_SUM" --count "$count" --output "$out"
+    -D restart-strategy.type=fixed-delay -D restart-strategy.fixed-delay.attempts=5 \
+    -D restart-strategy.fixed-delay.delay=10ms \
+    "$NUMBER_SUM" --count "$count" --rate 40000 --fail-at "$((count - 30000)),$((count - 10000))" --output "$out"
   expect_rc 0
   expect_out_has "has finished."
+  attempts="$(($(ls "$out" | sed -n 's/^part-\([0-9a-f]*\)-.*/\1/p' | sort -u | wc -l) - attempts_before))"
+  ((attempts >= 3)) || fail "this run committed files from $attempts attempt(s): the injected failures did not restart it"
   ls "$localdir" | sort >"$tmp/local-after"
   cmp -s "$tmp/local-before" "$tmp/local-after" ||
     fail "the job left rocksdb working directories behind: $(comm -13 "$tmp/local-before" "$tmp/local-after")"
@@ -174,6 +192,43 @@ pass
 
 check "the native savepoint restores into rocksdb"
 run "$WEIR" run -d "${m[@]}" "${rocks[@]}" -s "$native" "$NUMBER_SUM" --count 10 --sink discard
+expect_rc 0
+pass
+
+# checkpoint_sizes CID: "<state_size> <checkpointed_size>" of checkpoint CID of $job.
+checkpoint_sizes() {
+  run_http "http://localhost:$port/jobs/$job/checkpoints/details/$1"
+  json_get 'd["state_size"], d["checkpointed_size"]' | tr -d '(),'
+}
+check "weir checkpoint on an incremental rocksdb job: CONFIGURED is incremental, --full uploads all state"
+submit_job "$port" -p 1 "${rocks[@]}" "$NUMBER_SUM" --count 0 --rate 20000 --keys 20000 --sink discard
+wait_until 30 checkpoints_at_least "$port" "$job" completed 3 || fail "no periodic checkpoints"
+run "$WEIR" checkpoint "${m[@]}" --full "$job"
+expect_rc 0
+expect_out_line "Checkpoint\\(FULL\\) [0-9]+ for job $job completed\\."
+full_id="$(sed -n 's/^Checkpoint(FULL) \([0-9]*\) for job.*/\1/p' "$OUT_FILE")"
+read -r full_state full_written <<<"$(checkpoint_sizes "$full_id")"
+[[ -n "$full_written" && "$full_written" -gt 0 ]] || fail "no sizes for checkpoint $full_id"
+[[ "$full_written" == "$full_state" ]] ||
+  fail "the FULL checkpoint $full_id wrote $full_written of $full_state bytes: it reused earlier files"
+# A compaction rewrites the whole key range now and then, so one incremental checkpoint
+# may upload everything: of a few, at least one uploads less than its state.
+incremental=""
+for _ in 1 2 3 4 5; do
+  run "$WEIR" checkpoint "${m[@]}" --output json "$job"
+  expect_rc 0
+  expect_out_json
+  [[ "$(json_get 'd["checkpointType"]')" == CONFIGURED ]] || fail "checkpointType is not CONFIGURED"
+  conf_id="$(json_get 'd["checkpointId"]')"
+  ((conf_id > full_id)) || fail "checkpoint $conf_id is not newer than $full_id"
+  read -r conf_state conf_written <<<"$(checkpoint_sizes "$conf_id")"
+  if ((conf_written < conf_state)); then
+    incremental="$conf_id"
+    break
+  fi
+done
+[[ -n "$incremental" ]] || fail "no CONFIGURED checkpoint was incremental (the last wrote $conf_written of $conf_state bytes)"
+run "$WEIR" cancel "${m[@]}" "$job"
 expect_rc 0
 pass
 

@@ -349,7 +349,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     base.range = range_;
     base.states = inst_->states;
     std::map<std::string, StreamHandle> reusable;
-    if (!options.savepoint) {
+    if (!options.savepoint && !options.full) {
       std::lock_guard lock(uploads_->mu);
       reusable = uploads_->confirmed;
     }

@@ -54,20 +54,30 @@ TEST_CASE("triggered checkpoint: CONFIGURED and FULL each take one checkpoint an
     CHECK(coordinator.LatestCompleted()->id == id);
   }
   CHECK(rec.triggered == std::vector<int64_t>{3, 4});
+  // Only FULL asks an incremental backend to write all of its state again.
+  CHECK_FALSE(rec.barriers[0].full);
+  CHECK(rec.barriers[1].full);
   CHECK(coordinator.Stats().completed == 2);
   coordinator.Shutdown(JobStatus::kCanceled);
 }
 
-TEST_CASE("triggered checkpoint: INCREMENTAL is refused at once, naming the state backend",
+TEST_CASE("triggered checkpoint: INCREMENTAL is refused at once, as Flink's REST API refuses it",
           "[checkpoint]") {
   HooksRecorder rec;
-  weir::testing::TestCoordinator tc(weir::JobId::Generate(), ManualOnly(), rec.Hooks(), OneTask(), OneOperator());
+  const bool incremental = GENERATE(false, true);
+  CheckpointSettings s = ManualOnly();
+  s.state_backend = incremental ? "rocksdb" : "hashmap";
+  s.incremental = incremental;
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());
   auto& coordinator = tc.coordinator;
   coordinator.Start(1);
   auto st = coordinator.TriggerCheckpoint(CheckpointTriggerType::kIncremental, rec.Done());
   CHECK(st.code() == StatusCode::kInvalidArgument);
   CHECK(st.message().find("INCREMENTAL") != std::string::npos);
-  CHECK(st.message().find("'hashmap' state backend takes full checkpoints only") != std::string::npos);
+  CHECK(st.message().find("CONFIGURED or FULL") != std::string::npos);
+  // The way out names how this job's checkpoints become (or already are) incremental.
+  CHECK(st.hint().find(incremental ? "are incremental" : "execution.checkpointing.incremental") !=
+        std::string::npos);
   coordinator.Shutdown(JobStatus::kCanceled);
   std::lock_guard l(rec.mu);
   CHECK(rec.triggered.empty());

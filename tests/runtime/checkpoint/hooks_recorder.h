@@ -19,6 +19,7 @@ struct HooksRecorder {
   std::mutex mu;
   std::condition_variable cv;
   std::vector<int64_t> triggered, completed, aborted;
+  std::vector<runtime::CheckpointBarrier> barriers;  // as triggered, in order
   std::vector<std::string> failures;
   // The outcomes reported to Done() callbacks, in order.
   std::vector<Result<int64_t>> outcomes;
@@ -31,6 +32,7 @@ struct HooksRecorder {
     h.trigger = [this](const runtime::CheckpointBarrier& b, int) -> Result<std::vector<int>> {
       std::lock_guard l(mu);
       triggered.push_back(b.id);
+      barriers.push_back(b);
       cv.notify_all();
       if (not_ready) return Status::FailedPrecondition("task Sink (1/1) is DEPLOYING");
       return finished_tasks;

@@ -88,7 +88,7 @@ TEST_CASE("checkpoint triggers: bad requests are 400 naming the problem", "[rest
   Reply incremental = Post(f, CheckpointsUrl(kRunning), R"({"checkpointType": "INCREMENTAL"})");
   CHECK(incremental.status == 400);
   CHECK(FirstError(incremental).find("INCREMENTAL") != std::string::npos);
-  CHECK(FirstError(incremental).find("full checkpoints only") != std::string::npos);
+  CHECK(FirstError(incremental).find("CONFIGURED or FULL") != std::string::npos);
 
   struct Case {
     std::string body;

@@ -213,7 +213,7 @@ class FakeDispatcher : public Dispatcher {
     return op.result;
   }
   // Checkpoints complete on the second status poll with ids 1, 2, ... in trigger order;
-  // INCREMENTAL is refused as weir's hashmap backend refuses it.
+  // INCREMENTAL is refused as weir's coordinator (and Flink's REST API) refuses it.
   Result<TriggerId> TriggerCheckpoint(const JobId& id, CheckpointTriggerType type,
                                       std::optional<TriggerId> trigger_id) override {
     std::lock_guard<std::mutex> l(mu_);
@@ -225,8 +225,8 @@ class FakeDispatcher : public Dispatcher {
                                         JobStatusName(job->status) + ", not RUNNING");
     }
     if (type == CheckpointTriggerType::kIncremental) {
-      return Status::InvalidArgument("cannot take an INCREMENTAL checkpoint of job '" + id.ToHex() +
-                                     "': the 'hashmap' state backend takes full checkpoints only");
+      return Status::InvalidArgument("cannot trigger an INCREMENTAL checkpoint of job '" + id.ToHex() +
+                                     "': a manually triggered checkpoint is CONFIGURED or FULL (as in Flink)");
     }
     TriggerId trigger = trigger_id ? *trigger_id : Id16::Generate();
     checkpoint_calls_.push_back({id, type, trigger_id});

@@ -136,6 +136,12 @@ inline SnapshotOptions Incremental(int64_t id) {
   o.incremental = true;
   return o;
 }
+// A manually triggered FULL checkpoint of a job whose checkpoints are incremental.
+inline SnapshotOptions IncrementalJobFull(int64_t id) {
+  SnapshotOptions o = Incremental(id);
+  o.full = true;
+  return o;
+}
 inline SnapshotOptions CanonicalSavepoint(int64_t id) {
   SnapshotOptions o;
   o.checkpoint_id = id;

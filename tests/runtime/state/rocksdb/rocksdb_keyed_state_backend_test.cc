@@ -85,6 +85,29 @@ TEST_CASE("rocksdb: an incremental checkpoint uploads only the files written sin
     CHECK(SharedPaths(next).size() == next.native.shared_files.size());
     for (const auto& p : SharedPaths(next)) CHECK_FALSE(SharedPaths(second).count(p));
   }
+  SECTION("a FULL checkpoint (weir checkpoint --full) uploads every file again; the next incremental one "
+          "references its files") {
+    b->backend().NotifyCheckpointComplete(2);
+    KeyedStateHandle full = b->Snapshot(dir.path.string(), IncrementalJobFull(3));
+    REQUIRE(full.type == KeyedStateHandle::Type::kNative);
+    CHECK(full.CheckpointedSize() == full.StateSize());
+    for (const auto& p : SharedPaths(full)) {
+      CHECK_FALSE(SharedPaths(first).count(p));
+      CHECK_FALSE(SharedPaths(second).count(p));
+    }
+    b->backend().NotifyCheckpointComplete(3);
+    SetValues(*b, 0, 100, 1, 7);
+    KeyedStateHandle next = b->Snapshot(dir.path.string(), Incremental(4));
+    CHECK(next.CheckpointedSize() * 10 < next.StateSize());
+    std::set<std::string> from_full;
+    for (const auto& p : SharedPaths(next)) {
+      if (SharedPaths(full).count(p)) from_full.insert(p);
+    }
+    CHECK_FALSE(from_full.empty());
+    auto r = Backend::MustOpen("rocksdb", kAll, {full});
+    CHECK(ValueOf(*r, 0) == 1000000);
+    CHECK(ValueOf(*r, 1) == 1);
+  }
   SECTION("restored reusing its files (CLAIM, failover), the next checkpoint references them") {
     auto r = Backend::MustOpen("rocksdb", kAll, {second}, /*reuse_restored_files=*/true);
     SetValues(*r, 0, 100, 1, 5);
