@@ -119,6 +119,10 @@ old="$(runtime_pid)"
 kill -9 "$old"
 wait_until 30 answers_with_new_pid "$old" || fail "no new runtime answered after the kill"
 wait_until 20 job_state_is "$port" "$running" RUNNING || fail "job $running was not resumed"
+# weir list shows the resumed job as before the kill, with its id and name.
+run "$WEIR" list -m "localhost:$port"
+expect_rc 0
+expect_out_line "[0-9.]+ [0-9:]+ : $running : Number Sum \\(RUNNING\\)"
 listed "$cancelled" && fail "the cancelled job $cancelled is back"
 listed "$stopped" && fail "the stopped job $stopped is back"
 [[ "$(ls "$ha/jobs")" == "$running" ]] || fail "'$ha/jobs' holds $(ls "$ha/jobs" | tr '\n' ' ')"

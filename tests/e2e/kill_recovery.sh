@@ -19,25 +19,32 @@ conf=(-D execution.checkpointing.interval=100ms -D "execution.checkpointing.dir=
 crash_conf=("${conf[@]}")
 restore_from=""
 job_finished=0
+restores=0  # runs restored from the newest retained checkpoint (rescaled ones among them)
 
 for ((k = 1; k <= kills; k++)); do
   # p: 3, 3, 1, 3, 3, 1, ...: same-parallelism and rescaled restores (3 -> 1, 1 -> 3).
   p=$((k % 3 == 0 ? 1 : 3))
   check "round $k at p=$p${restore_from:+, restored from the newest checkpoint}, then kill -9"
+  [[ -z "$restore_from" ]] || ((++restores))
   crash_round "$p" "$NUMBER_SUM" --count "$count" --rate "$rate" --output "$out"
   pass
   ((job_finished)) && break
 done
 
-if ((!job_finished)); then
-  check "the last run, restored from the newest checkpoint, runs to the end (embedded, attached)"
-  run "$WEIR" run -p 2 -D "rest.port=$(free_port)" "${conf[@]}" -s "$restore_from" \
-    "$NUMBER_SUM" --count "$count" --output "$out"
-  expect_rc 0
-  expect_out_has "has finished."
-  expect_err_has "restoring from the newest complete checkpoint"
-  pass
-fi
+check "the last run, restored from the newest checkpoint, runs to the end (embedded, attached)"
+((!job_finished)) || fail "the bounded job finished during the kill rounds: raise count so every round restores"
+run "$WEIR" run -p 2 -D "rest.port=$(free_port)" "${conf[@]}" -s "$restore_from" \
+  "$NUMBER_SUM" --count "$count" --output "$out"
+expect_rc 0
+expect_out_has "has finished."
+expect_err_has "restoring from the newest complete checkpoint"
+((++restores))
+pass
+
+check "at least 20 runs were restored from the newest retained checkpoint"
+echo "  restores: $restores"
+((restores >= 20)) || fail "only $restores restores"
+pass
 
 check "the committed output holds every n in 1..$count exactly once with correct running sums"
 expect_number_sum_committed "$out" "$count"

@@ -1,7 +1,8 @@
 // Session windows (merging, on event and processing time), process window functions
 // (all of a window's records, or the one result of a reduce or aggregate) and the
 // late-data side output, on one window operator subtask with its state on the heap; and
-// the stream graph the window API builds for them.
+// the stream graph the window API builds for them; tumbling processing-time windows; and
+// the watermarks AssignTimestampsAndWatermarks makes (out-of-orderness bound, idleness).
 
 #include <catch2/catch.hpp>
 
@@ -314,4 +315,112 @@ TEST_CASE("window API: sliding processing-time windows reduce, and have no late 
   weir::OutputTag<int64_t> late("late");
   CHECK_THROWS_WITH(keyed.Window(weir::SlidingProcessingTimeWindows::Of(1000, 100)).SideOutputLateData(late),
                     Catch::Contains("event time only"));
+}
+
+TEST_CASE("tumbling processing-time windows fire by the wall clock, each with the records of its span",
+          "[api][windows]") {
+  const int64_t hour = 3600 * 1000;
+  Windows h(weir::TumblingProcessingTimeWindows::Of(hour), 0, Sums());
+  const int64_t before = weir::NowMillis();
+  h.Record(2, weir::kNoTimestamp);  // the record's own timestamp does not matter
+  h.Record(4, 5);
+  h.Record(5, 7);
+  const int64_t end = h.op.NextProcessingTime();  // the end of the window of the wall clock
+  CHECK(end >= before);
+  CHECK(end <= before + hour);
+  CHECK((end + 1) % hour == 0);  // Flink's window starts: multiples of the size
+  h.op.AdvanceProcessingTime(end - 1);
+  CHECK(h.out.lines.empty());
+  h.op.AdvanceProcessingTime(end);
+  REQUIRE(h.out.lines.size() == 2);
+  CHECK_THAT(h.out.lines[0], Catch::EndsWith(":0=6@" + std::to_string(end)));
+  CHECK_THAT(h.out.lines[1], Catch::EndsWith(":1=5@" + std::to_string(end)));
+  // Fired once: nothing is left to fire.
+  h.op.AdvanceProcessingTime(end + 2 * hour);
+  CHECK(h.out.lines.size() == 2);
+}
+
+namespace {
+
+// What a timestamp/watermark operator sends on: watermarks and idleness, in order.
+struct WatermarkRecorder final : weir::WatermarkOutput {
+  void EmitWatermark(int64_t watermark) override { events.push_back("wm " + std::to_string(watermark)); }
+  void MarkIdle(bool idle) override { events.push_back(idle ? "idle" : "active"); }
+  Lines events;
+};
+
+struct NullOutput final : weir::Output<int64_t> {
+  void Collect(const int64_t&) override { ++records; }
+  int records = 0;
+};
+
+// The operator of AssignTimestampsAndWatermarks, the record's value being its timestamp.
+struct WatermarkHarness {
+  explicit WatermarkHarness(weir::WatermarkStrategy<int64_t> strategy)
+      : op(strategy.WithTimestampAssigner([](const int64_t& v) { return v; })) {
+    weir::OperatorContext ctx;
+    ctx.operator_name = "timestamps";
+    ctx.watermark_output = &wm;
+    op.Setup(ctx);
+    op.SetOutput(&out);
+    op.Open();
+  }
+  void Record(int64_t ts) {
+    op.Collect(ts);
+    CHECK(weir::CurrentRecordTimestamp() == ts);
+  }
+  weir::internal::TimestampsAndWatermarksOperator<int64_t> op;
+  WatermarkRecorder wm;
+  NullOutput out;
+};
+
+}  // namespace
+
+TEST_CASE("watermarks: bounded out-of-orderness emits the largest timestamp minus the bound minus 1, "
+          "every interval when it advanced",
+          "[api][watermarks]") {
+  WatermarkHarness h(weir::WatermarkStrategy<int64_t>::ForBoundedOutOfOrderness(100).WithEmitInterval(50));
+  const int64_t t0 = h.op.NextProcessingTime();
+  h.op.AdvanceProcessingTime(t0);
+  CHECK(h.wm.events.empty());  // no record yet: no watermark
+  h.Record(1000);
+  h.Record(1200);
+  h.Record(1150);  // out of order, within the bound: the watermark stays below it
+  CHECK(h.out.records == 3);
+  CHECK(h.op.NextProcessingTime() == t0 + 50);
+  h.op.AdvanceProcessingTime(t0 + 50);
+  CHECK(h.wm.events == Lines{"wm 1099"});
+  h.Record(1100);  // older still: never moves the watermark back
+  h.op.AdvanceProcessingTime(t0 + 100);
+  CHECK(h.wm.events == Lines{"wm 1099"});
+  h.Record(1500);
+  h.op.AdvanceProcessingTime(t0 + 150);
+  CHECK(h.wm.events == Lines{"wm 1099", "wm 1399"});
+  // The end of input: MAX_WATERMARK passes through.
+  h.op.ProcessWatermark(weir::kMaxWatermark);
+  CHECK(h.wm.events.back() == "wm " + std::to_string(weir::kMaxWatermark));
+  CHECK_THROWS_WITH(weir::WatermarkStrategy<int64_t>::ForBoundedOutOfOrderness(-1), Catch::Contains("0 or more"));
+}
+
+TEST_CASE("watermarks: an input without records for the idleness timeout is marked idle, and active again "
+          "with its next record",
+          "[api][watermarks]") {
+  WatermarkHarness h(
+      weir::WatermarkStrategy<int64_t>::ForBoundedOutOfOrderness(0).WithIdleness(1000).WithEmitInterval(100));
+  const int64_t t0 = h.op.NextProcessingTime() - 100;  // when the operator opened
+  h.Record(10);
+  h.op.AdvanceProcessingTime(t0 + 100);
+  CHECK(h.wm.events == Lines{"wm 9"});
+  h.op.AdvanceProcessingTime(t0 + 900);  // quiet since t0 + 100, less than the timeout
+  CHECK(h.wm.events == Lines{"wm 9"});
+  h.op.AdvanceProcessingTime(t0 + 1100);  // quiet for 1000 ms: idle, once
+  CHECK(h.wm.events == Lines{"wm 9", "idle"});
+  h.op.AdvanceProcessingTime(t0 + 5000);
+  CHECK(h.wm.events == Lines{"wm 9", "idle"});
+  h.Record(20);  // active again at once, before its watermark
+  CHECK(h.wm.events == Lines{"wm 9", "idle", "active"});
+  h.op.AdvanceProcessingTime(t0 + 5100);
+  CHECK(h.wm.events == Lines{"wm 9", "idle", "active", "wm 19"});
+  CHECK_THROWS_WITH(weir::WatermarkStrategy<int64_t>::ForMonotonousTimestamps().WithIdleness(0),
+                    Catch::Contains("positive"));
 }

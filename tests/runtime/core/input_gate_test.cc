@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "lib/common/time_util.h"
@@ -88,6 +89,23 @@ TEST_CASE("input gate: mail comes before data; end of input when every channel e
   gate.MarkEnded(0);
   gate.MarkEnded(1);
   CHECK(gate.Take(nullptr).kind == Kind::kEndOfInput);
+}
+
+TEST_CASE("input gate: once closed (its task ended) the mailbox drops queued mail and takes no more",
+          "[runtime]") {
+  InputGate gate(1, 4);
+  auto token = std::make_shared<int>(0);
+  for (int i = 0; i < 3; ++i) REQUIRE(gate.PutMail([token] { ++*token; }));
+  CHECK(gate.HasMail());
+  CHECK(token.use_count() == 4);
+  gate.Close();
+  CHECK_FALSE(gate.HasMail());
+  CHECK(token.use_count() == 1);  // the queued mail (and what it captured) is gone
+  // Notifications keep coming for the rest of the job: none is kept.
+  for (int i = 0; i < 1000; ++i) CHECK_FALSE(gate.PutMail([token] { ++*token; }));
+  CHECK_FALSE(gate.HasMail());
+  CHECK(token.use_count() == 1);
+  CHECK(*token == 0);
 }
 
 TEST_CASE("input gate: the idle callback runs before the consumer waits", "[runtime]") {
