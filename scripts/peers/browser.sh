@@ -20,6 +20,10 @@ die() {
   exit 1
 }
 
+# Waits for a dpkg lock another apt-get holds (e.g. unattended upgrades) instead of failing.
+APT_LOCK=(-o DPkg::Lock::Timeout=600)
+apt_install() { apt-get "${APT_LOCK[@]}" install -y -q "$@" >/dev/null; }
+
 chromium_path() { command -v chromium || true; }
 
 cmd_install() {
@@ -30,11 +34,10 @@ cmd_install() {
   fi
   local t0=$SECONDS
   if [[ -z "$(chromium_path)" ]]; then
-    apt-get install -y -q chromium >/dev/null ||
+    apt_install chromium || { apt-get "${APT_LOCK[@]}" update -q >/dev/null && apt_install chromium; } ||
       die "apt-get could not install chromium" "run 'apt-get update' first"
   fi
-  command -v npm >/dev/null || apt-get install -y -q nodejs npm >/dev/null ||
-    die "no npm" "apt-get install -y nodejs npm"
+  command -v npm >/dev/null || apt_install nodejs npm || die "no npm" "apt-get install -y nodejs npm"
   mkdir -p "$WEIR_BROWSER_DIR"
   # PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: the tests run Debian's chromium.
   PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --silent --no-audit --no-fund \

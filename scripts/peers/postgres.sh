@@ -11,9 +11,11 @@
 #                                       # PG_KEEP_WORK=1
 #
 # Environment (all optional):
-#   PG_PORT           the TCP port on 127.0.0.1 (default 15432)
-#   PG_WORK_DIR       the server's directory: data/, the log pg.log and the Unix socket
-#                     (default /tmp/weir-pg-<port>); `start` recreates it
+#   PG_PORT           the TCP port on 127.0.0.1 (default: `start` takes a free one and
+#                     records it in PG_WORK_DIR/port, where the other commands read it)
+#   PG_WORK_DIR       the server's directory: data/, the log pg.log, the Unix socket and
+#                     the port file (default /tmp/weir-pg-<port> when PG_PORT is given,
+#                     else /tmp/weir-pg); `start` recreates it
 #   PG_MAX_PREPARED   max_prepared_transactions (default 64; 0 disables PREPARE TRANSACTION)
 #   PG_VERSION        the Debian server version (default 15, Debian 12's)
 #
@@ -27,8 +29,14 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PG_VERSION="${PG_VERSION:-15}"
-PG_PORT="${PG_PORT:-15432}"
-PG_WORK_DIR="${PG_WORK_DIR:-/tmp/weir-pg-$PG_PORT}"
+PG_PORT_GIVEN="${PG_PORT:-}"
+if [[ -n "$PG_PORT_GIVEN" ]]; then
+  PG_WORK_DIR="${PG_WORK_DIR:-/tmp/weir-pg-$PG_PORT}"
+else
+  PG_WORK_DIR="${PG_WORK_DIR:-/tmp/weir-pg}"
+  # The port `start` chose; `start` itself takes a free one (see cmd_start).
+  PG_PORT="$(cat "$PG_WORK_DIR/port" 2>/dev/null || true)"
+fi
 PG_MAX_PREPARED="${PG_MAX_PREPARED:-64}"
 PGBIN="/usr/lib/postgresql/$PG_VERSION/bin"
 DATA="$PG_WORK_DIR/data"
@@ -65,8 +73,8 @@ cmd_install() {
     echo 'create_main_cluster = false' >>/etc/postgresql-common/createcluster.conf
   fi
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y --no-install-recommends "postgresql-$PG_VERSION" "postgresql-client-$PG_VERSION" ||
-    { apt-get update && apt-get install -y --no-install-recommends "postgresql-$PG_VERSION" "postgresql-client-$PG_VERSION"; } ||
+  apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "postgresql-$PG_VERSION" "postgresql-client-$PG_VERSION" ||
+    { apt-get -o DPkg::Lock::Timeout=600 update && apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "postgresql-$PG_VERSION" "postgresql-client-$PG_VERSION"; } ||
     die "apt-get could not install postgresql-$PG_VERSION"
   say "installed: $PGBIN"
 }
@@ -82,11 +90,13 @@ $(tail -n 5 "$LOG" 2>/dev/null)" "is the port taken? pick another with PG_PORT"
 cmd_start() {
   require_install
   [[ "$PG_MAX_PREPARED" =~ ^[0-9]+$ ]] || die "PG_MAX_PREPARED must be a number, not '$PG_MAX_PREPARED'"
-  if is_ready; then
+  if [[ -n "$PG_PORT" ]] && is_ready; then
     die "something already answers on 127.0.0.1:$PG_PORT" "stop it ('$0 stop') or pick another PG_PORT"
   fi
+  [[ -n "${PG_PORT_GIVEN:-}" ]] || PG_PORT="$(free_port)"
   rm -rf "$PG_WORK_DIR"
   mkdir -p "$PG_WORK_DIR"
+  echo "$PG_PORT" >"$PG_WORK_DIR/port"
   chmod 700 "$PG_WORK_DIR"
   [[ "$(id -u)" -ne 0 ]] || chown postgres:postgres "$PG_WORK_DIR"
   as_owner "$PGBIN/initdb" -D "$DATA" -A trust -U postgres -E UTF8 --no-locale >"$PG_WORK_DIR/initdb.log" 2>&1 ||
@@ -132,12 +142,16 @@ cmd_stop() {
 }
 
 cmd_status() {
-  if is_ready; then
+  if [[ -n "$PG_PORT" ]] && is_ready; then
     say "running on 127.0.0.1:$PG_PORT"
     echo "conninfo=$(conninfo)"
     return 0
   fi
-  say "not running on 127.0.0.1:$PG_PORT"
+  if [[ -n "$PG_PORT" ]]; then
+    say "not running on 127.0.0.1:$PG_PORT"
+  else
+    say "not running (no server started in $PG_WORK_DIR)"
+  fi
   return 1
 }
 
