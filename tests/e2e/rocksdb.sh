@@ -117,6 +117,26 @@ EOF
   pass
 fi
 
+if ((!job_finished)); then
+  check "restore modes: NO_CLAIM leaves the restored checkpoint alone; CLAIM takes it over and deletes it"
+  newest="$(dirname "$(ls -d "$restore_from"/chk-*/_metadata | sort -t- -k2,2n | tail -n 1)")"
+  shared_before="$(ls "$restore_from/shared" | wc -l)"
+  # The last run restored it in NO_CLAIM mode (the default) and ended: it is all still there.
+  [[ -f "$newest/_metadata" ]] || fail "'$newest' was deleted after a NO_CLAIM restore"
+  ((shared_before > 0)) || fail "no shared files in '$restore_from/shared'"
+  run "$WEIR" run -p 2 -D "rest.port=$(free_port)" "${conf[@]}" "${rocks[@]}" -s "$newest" -cm claim \
+    "$NUMBER_SUM" --count "$count" --output "$tmp/out-claim"
+  expect_rc 0
+  expect_out_has "has finished."
+  # Claimed, it was subsumed by the job's own checkpoints and deleted with its files that
+  # no retained checkpoint references (the job ended: none).
+  [[ ! -e "$newest" ]] || fail "'$newest' is still there after a CLAIM restore and the end of the job"
+  shared_after="$(ls "$restore_from/shared" | wc -l)"
+  echo "  shared files of the restored job: $shared_before before, $shared_after after the claiming run"
+  ((shared_after < shared_before)) || fail "no shared file of the claimed checkpoint was deleted"
+  pass
+fi
+
 check "the committed output holds every n in 1..$count exactly once with correct running sums"
 expected_number_sum "$count" "$tmp/expected"
 sort -t, -k1,1n "$tmp/expected" >"$tmp/expected.sorted"
