@@ -76,6 +76,10 @@ Result<std::shared_ptr<JobLibrary>> JobLibrary::Open(const std::string& path) {
   return lib;
 }
 
+JobLibrary::~JobLibrary() {
+  if (handle_ != nullptr) ::dlclose(handle_);
+}
+
 Result<StreamGraph> JobLibrary::BuildGraph(const std::string& entry, const std::vector<std::string>& args,
                                            int default_parallelism) const {
   std::vector<std::string> names;

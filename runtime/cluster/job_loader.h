@@ -2,7 +2,11 @@
 // JobLibrary: a job shared object loaded into this process (the counterpart of
 // Flink's user JAR). Loaded with RTLD_LOCAL, so two jobs never see each other's
 // symbols; weir's own code comes from the one libweir.so the process already has.
-// Never unloaded: its code may be referenced until the process exits.
+// Unloaded (dlclose) when the last reference goes: JobMaster holds one while the job
+// has tasks, operator factories, types or key selectors made by the library's code,
+// and drops it after them when the job ends (JobMaster::ReleaseResources). Job
+// libraries are built without STB_GNU_UNIQUE symbols (the weir_job CMake target) so
+// that glibc really unmaps them.
 
 #include <memory>
 #include <string>
@@ -19,6 +23,10 @@ class JobLibrary {
   // NotFound when the file does not exist; InvalidArgument when it is not a shared
   // object, or not a weir job (no entry points, or built for another API version).
   static Result<std::shared_ptr<JobLibrary>> Open(const std::string& path);
+  ~JobLibrary();
+  JobLibrary() = default;
+  JobLibrary(const JobLibrary&) = delete;
+  JobLibrary& operator=(const JobLibrary&) = delete;
 
   const std::string& path() const { return path_; }
   const std::vector<JarEntryPoint>& entries() const { return entries_; }

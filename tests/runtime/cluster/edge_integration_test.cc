@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
@@ -254,4 +255,37 @@ TEST_CASE("ended jobs are kept up to jobstore.max-capacity and jobstore.expirati
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     CHECK(dispatcher.ListJobs().empty());
   }
+}
+
+namespace {
+// Whether the process maps a file whose path ends in `name` (a loaded shared object).
+bool Mapped(const std::string& name) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.size() >= name.size() && line.compare(line.size() - name.size(), name.size(), name) == 0) return true;
+  }
+  return false;
+}
+}  // namespace
+
+TEST_CASE("an ended job releases its tasks' state and unloads its job library", "[integration]") {
+  TempDir tmp;
+  weir::Configuration config;
+  LocalDispatcher dispatcher(config, tmp / "uploads");
+  JarRunRequest req;
+  req.program_args = {"--count", "1000", "--sink", "discard"};
+  REQUIRE_FALSE(Mapped("/number_sum.so"));
+  auto id = dispatcher.SubmitJobFile(kNumberSum, req);
+  REQUIRE(id.ok());
+  CHECK(Mapped("/number_sum.so"));
+  REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kFinished);
+  // The job stays listed (jobstore) with what the REST API shows, but its code is gone.
+  auto info = dispatcher.GetJob(*id);
+  REQUIRE(info.ok());
+  CHECK(info->vertices.size() == 2);
+  for (int i = 0; i < 200 && Mapped("/number_sum.so"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK_FALSE(Mapped("/number_sum.so"));
 }
