@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# The Kafka source's choice of input against a real broker (scripts/peers/kafka.sh):
-# kafka_number_sum with exactly-once output, read back with isolation.level=read_committed.
+# The Kafka source against a real broker (scripts/peers/kafka.sh): its choice of input,
+# empty partitions and a broker that is down at the start. kafka_number_sum with
+# exactly-once output, read back with isolation.level=read_committed.
 #
 #   1. a topic pattern: the two topics it matches (two and one partitions) are read at
 #      p=2 through two injected failures, each record once; a third topic it does not
 #      match is not read;
 #   2. starting offsets timestamp:<ms>: only the records produced at or after the
 #      timestamp are read; a timestamp after every record reads nothing;
-#   3. bad topic pattern arguments are refused, naming the problem and the way out.
+#   3. an empty partition: bounded at p=3 (one subtask owns only the empty partition)
+#      the job finishes; unbounded, checkpoints complete, so the output commits;
+#   4. the broker down at the start: the job fails and restarts per its strategy for as
+#      long as the broker is down, the failures naming it, then runs exactly once when
+#      it is back;
+#   5. bad topic pattern arguments are refused, naming the problem and the way out.
 #
 #   bash tests/e2e/kafka_sources.sh [build-dir]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -66,6 +72,71 @@ expect_out_has "has finished."
 run "$KCLIENT" consume "$BS" ts-late-out read_committed
 expect_rc 0
 expect_out_empty
+pass
+
+check "an empty partition does not hold back a bounded job: p=3, one subtask owns only the empty partition"
+"$KAFKA" topic idle 2
+run "$KCLIENT" produce "$BS" idle 1 4000
+expect_rc 0
+"$KAFKA" partitions idle 3  # partition 2 stays empty; partitions 0, 1, 2 go to three subtasks
+run "$WEIR" run -p 3 -D "rest.port=$(free_port)" -D execution.checkpointing.interval=100ms "$KAFKA_SUM" \
+  --bootstrap-servers "$BS" --input-topic idle --output-topic idle-out --transactional-id-prefix pidle --bounded
+expect_rc 0
+expect_out_has "has finished."
+verify_sums idle-out 4000 exact
+pass
+
+check "unbounded, the subtask of the empty partition does not block checkpoints: the output commits (p=3)"
+port="$(free_port)"
+"$WEIR" run -p 3 -D "rest.port=$port" -D execution.checkpointing.interval=100ms "$KAFKA_SUM" \
+  --bootstrap-servers "$BS" --input-topic idle --output-topic idle-out2 --transactional-id-prefix pidle2 \
+  >"$tmp/idle.out" 2>"$tmp/idle.err" </dev/null &
+idle_pid=$!
+track_pid "$idle_pid"
+# Committed only when a checkpoint completes, which needs the barrier of every subtask.
+seen=0
+for _ in $(seq 150); do
+  seen="$(timeout 10 "$KCLIENT" consume "$BS" idle-out2 read_committed 2>/dev/null | wc -l || true)"
+  ((seen >= 4000)) && break
+  sleep 0.2
+done
+((seen >= 4000)) || fail "read_committed saw $seen of 4000 records within 30 s"
+run "$WEIR" cancel -m "localhost:$port" "$(submitted_job "$tmp/idle.out")"
+expect_rc 0
+wait "$idle_pid" 2>/dev/null || true
+verify_sums idle-out2 4000 exact
+pass
+
+check "the broker down at the start: the job fails and restarts while it is down, then runs exactly once"
+"$KAFKA" topic down 2
+run "$KCLIENT" produce "$BS" down 1 6000
+expect_rc 0
+run "$KAFKA" stop
+expect_rc 0
+port="$(free_port)"
+"$WEIR" run -v -p 2 -D "rest.port=$port" -D execution.checkpointing.interval=100ms -D restart-strategy.type=fixed-delay \
+  -D restart-strategy.fixed-delay.attempts=100000 -D restart-strategy.fixed-delay.delay=300ms \
+  "$KAFKA_SUM" --bootstrap-servers "$BS" --input-topic down --output-topic down-out --transactional-id-prefix pdown \
+  --bounded --rate 3000 --broker-timeout-ms 1000 >"$tmp/down.out" 2>"$tmp/down.err" </dev/null &
+down_pid=$!
+track_pid "$down_pid"
+# restarts_at_least N: the job was restarted N times or more.
+restarts_at_least() { (($(grep -c "status=RESTARTING" "$tmp/down.err" || true) >= $1)); }
+if ! wait_until 60 restarts_at_least 3; then
+  LAST_CMD="weir run (the broker down)"
+  cp "$tmp/down.out" "$OUT_FILE"
+  cp "$tmp/down.err" "$ERR_FILE"
+  fail "fewer than 3 restarts within 60 s while the broker was down"
+fi
+kill -0 "$down_pid" 2>/dev/null || fail "the job ended while the broker was down"
+grep -F "'$BS'" "$tmp/down.err" | grep -q " failed: " || fail "no task failure names the unreachable broker '$BS'"
+echo "  $(grep -c "status=RESTARTING" "$tmp/down.err") restarts while the broker was down"
+E2E_CMD_TIMEOUT=120 run "$KAFKA" start
+expect_rc 0
+await_exit "$down_pid" 120 "weir run (the broker down at the start)" "$tmp/down.out" "$tmp/down.err"
+expect_rc 0
+expect_out_has "has finished."
+verify_sums down-out 6000 exact
 pass
 
 check "bad topic pattern arguments exit 1 and name the problem and the way out"
