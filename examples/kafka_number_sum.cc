@@ -1,21 +1,26 @@
 // kafka_number_sum: Kafka -> weir -> Kafka, end-to-end exactly-once. Reads numbers (one
-// decimal number per record value) from --input-topic, keys them by parity, keeps the
-// running sum per parity, and writes "<n>,<odd|even>,<running sum>" records (keyed by
-// the parity) to --output-topic.
+// decimal number per record value) from --input-topic (or from every topic whose whole
+// name matches --topic-pattern), keys them by parity, keeps the running sum per parity,
+// and writes "<n>,<odd|even>,<running sum>" records (keyed by the parity) to
+// --output-topic.
 //
 //   weir run -D execution.checkpointing.interval=1s build/examples/kafka_number_sum.so
-//       --bootstrap-servers 127.0.0.1:9092 --input-topic numbers --output-topic sums
-//       --transactional-id-prefix number-sum [--group-id G]
+//       --bootstrap-servers 127.0.0.1:9092 (--input-topic numbers | --topic-pattern REGEX)
+//       --output-topic sums --transactional-id-prefix number-sum [--group-id G]
 //       [--delivery-guarantee exactly-once|at-least-once|none] [--bounded] [--rate R]
 //       [--starting-offsets earliest|latest|committed|timestamp:<ms>]
 //       [--transaction-timeout-ms T] [--broker-timeout-ms T] [--partition-discovery-ms T]
 //       [--fail-at n1,n2,...]
 //
+// --topic-pattern is an ECMAScript regular expression that whole topic names match
+// (Flink's setTopicPattern), e.g. 'numbers-[0-9]+'; it must not match --output-topic.
+// Unbounded, topics that come to match later are found by partition discovery.
 // --bounded reads what the input holds at the start and then finishes; --rate limits
 // each source subtask to R records per second (0: no limit). Read the output with
 // isolation.level=read_committed to see it exactly once. --fail-at makes the summing
 // operator throw the first time, in this process, that it sees each listed number.
 
+#include <regex>
 #include <stdexcept>
 #include <string>
 
@@ -47,11 +52,34 @@ int64_t PositiveArg(const weir::JobArgs& args, const std::string& name, int64_t 
 }
 
 void KafkaNumberSum(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
-  args.CheckKnown({"bootstrap-servers", "input-topic", "output-topic", "group-id", "transactional-id-prefix",
-                   "delivery-guarantee", "bounded", "rate", "starting-offsets", "transaction-timeout-ms",
-                   "broker-timeout-ms", "partition-discovery-ms", "fail-at"});
-  for (const char* required : {"bootstrap-servers", "input-topic", "output-topic"}) {
+  args.CheckKnown({"bootstrap-servers", "input-topic", "topic-pattern", "output-topic", "group-id",
+                   "transactional-id-prefix", "delivery-guarantee", "bounded", "rate", "starting-offsets",
+                   "transaction-timeout-ms", "broker-timeout-ms", "partition-discovery-ms", "fail-at"});
+  const std::string topic = args.Get("input-topic");
+  const std::string pattern = args.Get("topic-pattern");
+  if (!topic.empty() && !pattern.empty()) {
+    throw weir::JobArgumentError("--input-topic and --topic-pattern exclude each other: give one of them");
+  }
+  if (topic.empty() && pattern.empty()) {
+    throw weir::JobArgumentError("--input-topic is required (or --topic-pattern REGEX for every topic it matches)");
+  }
+  for (const char* required : {"bootstrap-servers", "output-topic"}) {
     if (args.Get(required).empty()) throw weir::JobArgumentError(std::string("--") + required + " is required");
+  }
+  if (!pattern.empty()) {
+    std::regex re;
+    try {
+      re = std::regex(pattern);
+    } catch (const std::regex_error& e) {
+      throw weir::JobArgumentError("--topic-pattern '" + pattern + "' is not a valid regular expression (" +
+                                   e.what() + "); give an ECMAScript regex that whole topic names match, " +
+                                   "e.g. 'numbers-[0-9]+'");
+    }
+    // The job would read its own output (and fail on its first "n,parity,sum" record).
+    if (std::regex_match(args.Get("output-topic"), re)) {
+      throw weir::JobArgumentError("--topic-pattern '" + pattern + "' matches the output topic '" +
+                                   args.Get("output-topic") + "': narrow the pattern or rename --output-topic");
+    }
   }
   if (auto servers = weir::kafka::ParseBootstrapServers(args.Get("bootstrap-servers")); !servers.ok()) {
     throw weir::JobArgumentError("--bootstrap-servers: " + servers.status().message());
@@ -69,7 +97,11 @@ void KafkaNumberSum(weir::StreamExecutionEnvironment& env, const weir::JobArgs& 
 
   weir::kafka::KafkaSourceOptions in;
   in.bootstrap_servers = args.Get("bootstrap-servers");
-  in.topics = {args.Get("input-topic")};
+  if (pattern.empty()) {
+    in.topics = {topic};
+  } else {
+    in.topic_pattern = pattern;
+  }
   in.group_id = args.Get("group-id");
   in.bounded = args.Has("bounded");
   in.max_records_per_second = rate;

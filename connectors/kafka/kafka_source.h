@@ -24,10 +24,13 @@
 //   first assigned (kept in the state, so a restore stops at the same place); when
 //   all of a subtask's partitions reached theirs, the subtask ends, and the job ends
 //   with a final checkpoint. No discovery then.
-// - Idleness: weir has no event time yet, so nothing waits on a watermark; a
-//   subtask whose partitions have no data (or that owns none) does not block: it
-//   returns to its task loop at once (checkpoints go on), waking often while data
-//   flows and less often when idle; bounded, a subtask without partitions ends.
+// - Idleness: a subtask whose partitions have no data (or that owns none) does not
+//   block: it returns to its task loop at once (checkpoints go on), waking often
+//   while data flows and less often when idle. Bounded, an empty partition is done at
+//   once, and a subtask without partitions or with only empty ones ends (its ended
+//   channels hold no watermark back downstream). The source emits no watermarks
+//   itself: AssignTimestampsAndWatermarks after it makes them per subtask, and its
+//   WithIdleness keeps an unbounded subtask without data from holding back event time.
 // - Brokers that stay unreachable for `broker_timeout_ms` fail the task (the job
 //   restarts per its restart strategy); an unknown topic fails it at once.
 //

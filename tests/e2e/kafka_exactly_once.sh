@@ -17,60 +17,7 @@
 #
 #   bash tests/e2e/kafka_exactly_once.sh [build-dir]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
-
-KAFKA_SUM="$BUILD_DIR/examples/kafka_number_sum.so"
-KCLIENT="$BUILD_DIR/bin/kafka_test_client"
-KAFKA="$REPO_DIR/scripts/peers/kafka.sh"
-for f in "$KAFKA_SUM" "$KCLIENT"; do
-  [[ -e "$f" ]] || { echo "FAIL: '$f' was not built; hint: ninja -C $BUILD_DIR kafka_number_sum kafka_test_client" >&2; exit 1; }
-done
-if ! compgen -G "${KAFKA_PEERS_DIR:-/opt/weir-peers/kafka}/lib/kafka_2.13-*.jar" >/dev/null; then
-  echo "FAIL: the Kafka peer is not installed; hint: scripts/peers/kafka.sh install (scripts/test.sh runs it)" >&2
-  exit 1
-fi
-
-export KAFKA_WORK_DIR="$tmp/kafka"
-restart=(-D restart-strategy.type=fixed-delay -D restart-strategy.fixed-delay.attempts=100
-  -D restart-strategy.fixed-delay.delay=200ms)
-
-# verify_sums TOPIC COUNT exact|at-least: reads TOPIC with read_committed and checks
-# that it holds every n in 1..COUNT once (exact) or at least once, with consistent
-# running sums per parity (each sum is the previous one of its parity plus n).
-verify_sums() {
-  local topic="$1" count="$2" mode="$3"
-  run "$KCLIENT" consume "$BS" "$topic" read_committed "$count"
-  expect_rc 0
-  python3 - "$OUT_FILE" "$count" "$mode" >"$tmp/verify" 2>&1 <<'EOF' || fail "$(cat "$tmp/verify")"
-import sys
-from collections import Counter
-path, count, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-rows = [l.rstrip("\n").split(",") for l in open(path) if l.strip()]
-seen = Counter(int(r[0]) for r in rows)
-missing = sorted(set(range(1, count + 1)) - set(seen))
-extra = sorted(set(seen) - set(range(1, count + 1)))
-dups = sorted(n for n, c in seen.items() if c > 1)
-problems = []
-if missing: problems.append(f"{len(missing)} numbers missing, e.g. {missing[:5]}")
-if extra: problems.append(f"unexpected numbers {extra[:5]}")
-if mode == "exact":
-    if dups: problems.append(f"{len(dups)} numbers twice or more, e.g. {dups[:5]}")
-    for parity in ("odd", "even"):
-        lines = sorted((int(r[2]), int(r[0])) for r in rows if r[1] == parity)
-        prev = 0
-        for s, n in lines:
-            if s - prev != n:
-                problems.append(f"{parity}: running sum {s} after {prev} does not add n={n}")
-                break
-            prev = s
-        want = sum(n for n in range(1, count + 1) if (n % 2 == 1) == (parity == "odd"))
-        if prev != want: problems.append(f"{parity}: final sum {prev}, expected {want}")
-if problems:
-    print(f"{len(rows)} records: " + "; ".join(problems))
-    sys.exit(1)
-print(f"{len(rows)} records ok")
-EOF
-  echo "  $(cat "$tmp/verify")"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/kafka_lib.sh"
 
 # open_transactions PREFIX: the open transactions of PREFIX, as Kafka's own
 # TransactionsCommand lists them.
