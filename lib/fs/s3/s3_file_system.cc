@@ -375,6 +375,10 @@ class S3FileSystemImpl final : public S3FileSystem {
         r.headers.push_back(Crc32cHeader(body));  // S3 needs a checksum of a delete request
         HttpResponse resp = http_.Perform(r);
         if (resp.transport_error || resp.code != 200) {
+          if (first_error.empty()) {
+            std::string code = XmlFirst(resp.body, "Code");
+            first_error = resp.transport_error ? resp.error : "HTTP " + std::to_string(resp.code) + (code.empty() ? "" : " " + code);
+          }
           if (round == 1) break;
           Status st = Error(resp, PathOf(batch.front()), "delete");
           if (st.IsUnavailable() || resp.code == 403 || resp.code == 404) return st.WithContext("deleting " + std::to_string(keys.size()) + " objects");
