@@ -179,12 +179,13 @@ Result<CompletedSnapshot> LoadSnapshotDirectory(const std::string& dir, bool ver
 Result<CompletedSnapshot> LoadSnapshot(const std::string& path, bool verify_contents) {
   // The newest checkpoint of a running job may be subsumed and deleted while it is
   // read: then the newest one is taken again.
-  constexpr int kAttempts = 3;
   for (int attempt = 1;; ++attempt) {
     std::string note;
     WEIR_ASSIGN_OR_RETURN(std::string dir, ResolveSnapshotPath(path, &note));
     auto loaded = LoadSnapshotDirectory(dir, verify_contents);
-    if (loaded.ok() || note.empty() || !loaded.status().IsNotFound() || attempt == kAttempts) return loaded;
+    if (loaded.ok() || note.empty() || !loaded.status().IsNotFound() || attempt == kNewestCheckpointAttempts) {
+      return loaded;
+    }
   }
 }
 

@@ -46,6 +46,10 @@ Status VerifySnapshotFiles(const CompletedSnapshot& snapshot, bool read_contents
 // its `_metadata`, or a job's checkpoint directory (<dir>/<job-id>, holding chk-<n>
 // directories: the newest one with a `_metadata` is taken; `chosen` tells which).
 Result<std::string> ResolveSnapshotPath(const std::string& path_or_uri, std::string* chosen_note);
+// How many times a reader of a running job's checkpoint directory takes the newest
+// checkpoint again when the one it chose was subsumed and deleted while it read it (with
+// checkpoints every 100 ms on a slow store that happens more than once in a row).
+inline constexpr int kNewestCheckpointAttempts = 10;
 
 // Deletes a snapshot directory (metadata first, so a half-deleted snapshot is never
 // taken for a complete one; then the rest, batched on an object store). Deleting

@@ -230,7 +230,6 @@ Status RunInspect(const InspectArgs& args, Printer& printer) {
   }
   // A job's checkpoint directory of a running job changes under us: the checkpoint taken
   // may be subsumed and deleted while it is read. Then the newest one is taken again.
-  constexpr int kAttempts = 3;
   std::string dir;
   CompletedSnapshot meta;
   for (int attempt = 1;; ++attempt) {
@@ -244,7 +243,7 @@ Status RunInspect(const InspectArgs& args, Printer& printer) {
       return resolved.status();
     }
     dir = *resolved;
-    const bool again = !note.empty() && attempt < kAttempts;
+    const bool again = !note.empty() && attempt < kNewestCheckpointAttempts;
     auto read = ReadMetadata(dir);
     if (!read.ok() && read.status().IsNotFound() && again) continue;
     if (!read.ok()) return read.status();
