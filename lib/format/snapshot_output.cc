@@ -145,4 +145,54 @@ std::shared_ptr<CancellableSnapshotOutput> MakeDirectoryOutput(std::string exclu
   return std::make_shared<DirectoryOutput>(std::move(exclusive_dir), std::move(shared_dir), inline_threshold);
 }
 
+// A shared-scope stream whose handle, once closed, is recorded.
+class SharedFileTracker::Stream final : public StateOutputStream {
+ public:
+  Stream(std::unique_ptr<StateOutputStream> out, SharedFileTracker* tracker)
+      : out_(std::move(out)), tracker_(tracker) {}
+  Status Append(std::string_view data) override { return out_->Append(data); }
+  uint64_t size() const override { return out_->size(); }
+  Result<StreamHandle> Close() override {
+    WEIR_ASSIGN_OR_RETURN(StreamHandle handle, out_->Close());
+    tracker_->Record(handle);
+    return handle;
+  }
+
+ private:
+  std::unique_ptr<StateOutputStream> out_;
+  SharedFileTracker* tracker_;
+};
+
+Result<std::unique_ptr<StateOutputStream>> SharedFileTracker::Create(StateScope scope) {
+  WEIR_ASSIGN_OR_RETURN(std::unique_ptr<StateOutputStream> stream, out_->Create(scope));
+  if (scope != StateScope::kShared) return stream;
+  return std::unique_ptr<StateOutputStream>(new Stream(std::move(stream), this));
+}
+
+Result<StreamHandle> SharedFileTracker::Upload(const std::string& local_path, StateScope scope) {
+  WEIR_ASSIGN_OR_RETURN(StreamHandle handle, out_->Upload(local_path, scope));
+  if (scope == StateScope::kShared) Record(handle);
+  return handle;
+}
+
+void SharedFileTracker::Record(const StreamHandle& handle) {
+  if (handle.is_inline()) return;
+  std::lock_guard lock(mu_);
+  written_.push_back(handle.path);
+}
+
+std::vector<std::string> SharedFileTracker::written() const {
+  std::lock_guard lock(mu_);
+  return written_;
+}
+
+Status SharedFileTracker::DeleteWritten() {
+  std::vector<std::string> files;
+  {
+    std::lock_guard lock(mu_);
+    files.swap(written_);
+  }
+  return DeleteFilesAnywhere(files);
+}
+
 }  // namespace weir

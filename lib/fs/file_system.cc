@@ -155,6 +155,26 @@ Result<std::shared_ptr<FileSystem>> GetFileSystem(const std::string& path) {
   return made;
 }
 
+Status DeleteFilesAnywhere(const std::vector<std::string>& paths) {
+  std::map<FileSystem*, std::pair<std::shared_ptr<FileSystem>, std::vector<std::string>>> by_fs;
+  Status first;
+  for (const auto& path : paths) {
+    auto fs = GetFileSystem(path);
+    if (!fs.ok()) {
+      if (first.ok()) first = Status(fs.status()).WithContext("cannot delete '" + path + "'");
+      continue;
+    }
+    auto& [owner, batch] = by_fs[fs->get()];
+    owner = *fs;
+    batch.push_back(path);
+  }
+  for (const auto& [key, files] : by_fs) {
+    Status st = files.first->DeleteFiles(files.second);
+    if (!st.ok() && first.ok()) first = st;
+  }
+  return first;
+}
+
 Result<std::shared_ptr<FileSystem>> OpenFileSystem(const std::string& path, const Configuration& config) {
   WEIR_ASSIGN_OR_RETURN(Uri uri, Uri::Parse(path));
   Registry& r = GetRegistry();

@@ -151,6 +151,11 @@ void ConfigureFileSystems(const Configuration& config);
 // a scheme no file system is registered for, naming the ones that are.
 Result<std::shared_ptr<FileSystem>> GetFileSystem(const std::string& path);
 
+// Deletes files that may live on several file systems: one batched DeleteFiles per file
+// system (S3: one request per 1000 keys). Goes on past a failure; the first error,
+// naming what was left, is returned.
+Status DeleteFilesAnywhere(const std::vector<std::string>& paths);
+
 // Makes a file system for `path` with `config`, not kept: checks a configuration
 // before it is used (e.g. checkpoint storage given to a job).
 Result<std::shared_ptr<FileSystem>> OpenFileSystem(const std::string& path, const Configuration& config);

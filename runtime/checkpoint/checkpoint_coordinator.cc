@@ -92,21 +92,8 @@ void CheckpointCoordinator::Discard(const SnapshotDiscard& discard) {
     if (!st.ok()) LogWarn("cannot delete the old snapshot '{}' (delete it by hand): {}", dir, st.message());
   }
   // The shared files in one batched delete per file system (S3: one request per 1000).
-  std::map<FileSystem*, std::pair<std::shared_ptr<FileSystem>, std::vector<std::string>>> by_fs;
-  for (const auto& path : discard.shared_files) {
-    auto fs = GetFileSystem(path);
-    if (!fs.ok()) {
-      LogWarn("cannot delete the shared state file '{}' (delete it by hand): {}", path, fs.status().message());
-      continue;
-    }
-    auto& [owner, paths] = by_fs[fs->get()];
-    owner = *fs;
-    paths.push_back(path);
-  }
-  for (const auto& [ptr, files] : by_fs) {
-    Status st = files.first->DeleteFiles(files.second);
-    if (!st.ok()) LogWarn("cannot delete shared state files (delete them by hand): {}", st.message());
-  }
+  Status st = DeleteFilesAnywhere(discard.shared_files);
+  if (!st.ok()) LogWarn("cannot delete shared state files (delete them by hand): {}", st.message());
 }
 
 void CheckpointCoordinator::Start(int64_t next_id) {

@@ -13,6 +13,7 @@
 #include "lib/common/time_util.h"
 #include "lib/format/checkpoint_format.h"
 #include "lib/format/snapshot_io.h"
+#include "lib/format/snapshot_output.h"
 #include "runtime/state/state_backends.h"
 #include "lib/format/key_groups_reader.h"
 
@@ -1082,7 +1083,8 @@ std::unique_ptr<Task::PendingSnapshot> Task::TakeSnapshot(const CheckpointBarrie
 void Task::WriteSnapshot(std::unique_ptr<PendingSnapshot> pending, ChannelStateSnapshot channel_state) {
   auto& impl = *impl_;
   CheckpointStorage* storage = spec_.storage ? spec_.storage : impl.own_storage.get();
-  std::shared_ptr<SnapshotOutput> output = storage->Output(pending->barrier.id);
+  // This subtask's files in the checkpoint's (shared) output, to delete if it never acknowledges.
+  auto output = std::make_shared<SharedFileTracker>(storage->Output(pending->barrier.id));
   const std::string backend = spec_.state_backend;
   std::shared_ptr<PendingSnapshot> shared(std::move(pending));
   auto write = [this, shared, output, backend, uids = impl.uids,
@@ -1125,6 +1127,12 @@ void Task::WriteSnapshot(std::unique_ptr<PendingSnapshot> pending, ChannelStateS
         }
       }
       if (!written.ok()) {
+        // No checkpoint will reference the shared files written so far (later ones upload
+        // their own: a backend reuses only files of completed checkpoints).
+        if (Status st = output->DeleteWritten(); !st.ok()) {
+          LogWarn("task {}: cannot delete the shared files of its unfinished checkpoint {} (delete them by hand): {}",
+                  name_, id, st.message());
+        }
         listener_->OnCheckpointDeclined(*this, id, CheckpointFailureReason::kIoError,
                                         "writing the state of " + name_ + " failed: " + written.ToString());
         return;

@@ -288,3 +288,56 @@ TEST_CASE("rocksdb: a bad option is refused naming the key", "[rocksdb]") {
 }
 
 }  // namespace
+
+namespace {
+// Cancels the checkpoint's output after `uploads` files went up (an abort arriving while
+// the asynchronous part runs).
+class CancelAfter final : public weir::SnapshotOutput {
+ public:
+  CancelAfter(std::shared_ptr<weir::CancellableSnapshotOutput> out, int uploads)
+      : out_(std::move(out)), left_(uploads) {}
+  weir::Result<std::unique_ptr<weir::StateOutputStream>> Create(weir::StateScope scope) override {
+    return out_->Create(scope);
+  }
+  weir::Result<weir::StreamHandle> Upload(const std::string& local_path, weir::StateScope scope) override {
+    auto handle = out_->Upload(local_path, scope);
+    if (--left_ == 0) out_->Cancel();
+    return handle;
+  }
+  bool cancelled() const override { return out_->cancelled(); }
+
+ private:
+  std::shared_ptr<weir::CancellableSnapshotOutput> out_;
+  int left_;
+};
+
+size_t FilesIn(const fs::path& dir) {
+  size_t n = 0;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); ++it) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("rocksdb: an incremental snapshot cut off by an abort deletes the shared files it had uploaded",
+          "[rocksdb]") {
+  ScratchDir dir;
+  auto b = Backend::MustOpen("rocksdb", kAll);
+  // Several SST files: each snapshot flushes the memtable into one more.
+  for (int64_t round = 0; round < 3; ++round) {
+    SetValues(*b, round * 1000, round * 1000 + 1000, 1, round);
+    b->Snapshot(dir.path.string() + "/warmup", Incremental(round + 1));
+  }
+  SetValues(*b, 5000, 6000, 1, 9);
+  auto async = b->backend().Snapshot(IncrementalJobFull(9));  // uploads every file again
+  weir::SharedFileTracker tracker(
+      std::make_shared<CancelAfter>(Backend::OutputOf(dir.path.string(), IncrementalJobFull(9)), 2));
+  auto written = async->Write(tracker);
+  REQUIRE_FALSE(written.ok());
+  CHECK(written.status().code() == weir::StatusCode::kAborted);
+  // What went up before the abort is known to the tracker, and only to it.
+  CHECK(tracker.written().size() == 2);
+  CHECK(FilesIn(dir.path / "shared") == 2);
+  REQUIRE(tracker.DeleteWritten().ok());
+  CHECK(FilesIn(dir.path / "shared") == 0);
+}
