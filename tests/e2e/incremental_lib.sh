@@ -164,8 +164,9 @@ EOF
     fail "$(cat "$tmp/verdict")"
   fi
   echo "  note: $(cat "$tmp/verdict")"
-  # Files no sampled checkpoint referenced may be left by the checkpoint in flight at the
-  # cancellation (its tasks stopped before acknowledging what they had written).
+  # Files no sampled checkpoint referenced: a snapshot cut off by the cancellation deletes
+  # the files it had completed (SharedFileTracker); a file whose own upload was cut off
+  # midway may still be left, so this is a note, not a failure.
   local orphans
   orphans="$(comm -23 "$tmp/kept" "$tmp/final" | wc -l)"
   ((orphans == 0)) || echo "  note: $orphans shared files that checkpoint $final_id does not reference are left"
