@@ -8,21 +8,11 @@
 #   bash tests/e2e/hdfs_storage.sh [build-dir]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
-export HDFS_WORK_DIR="$tmp/hdfs"
 count=200000
 out="$tmp/out"
 
 check "HDFS starts (namenode + datanode, WebHDFS on)"
-E2E_CMD_TIMEOUT=150 run bash "$REPO_DIR/scripts/peers/hdfs.sh" start
-expect_rc 0
-track_pid_file "$HDFS_WORK_DIR/hdfs.pid"
-fs_default="$(sed -n 's/^fs.defaultFS=//p' "$OUT_FILE")"
-webhdfs="$(sed -n 's/^webhdfs=//p' "$OUT_FILE")"
-[[ "$fs_default" == hdfs://127.0.0.1:* && "$webhdfs" == http://127.0.0.1:* ]] ||
-  fail "hdfs.sh start did not print fs.defaultFS=hdfs://... and webhdfs=http://... lines"
-mkdir -p "$tmp/conf"
-echo "fs.hdfs.webhdfs.port: ${webhdfs##*:}" >"$tmp/conf/config.yaml"
-export WEIR_CONF_DIR="$tmp/conf" HADOOP_USER_NAME=weir
+start_hdfs_peer
 chk="$fs_default/weir/checkpoints"
 pass
 

@@ -501,6 +501,24 @@ EOF_CONF
   export WEIR_CONF_DIR="$tmp/conf"
 }
 
+# start_hdfs_peer: starts an HDFS namenode and datanode (scripts/peers/hdfs.sh) in $tmp/hdfs
+# (HDFS_WORK_DIR, exported), stopped when the script exits. Sets fs_default
+# (hdfs://HOST:PORT) and webhdfs, and points WEIR_CONF_DIR at a config.yaml with the
+# WebHDFS port (user HADOOP_USER_NAME=weir). Fails the current check when it does not start.
+start_hdfs_peer() {
+  export HDFS_WORK_DIR="$tmp/hdfs"
+  E2E_CMD_TIMEOUT=150 run bash "$REPO_DIR/scripts/peers/hdfs.sh" start
+  expect_rc 0
+  track_pid_file "$HDFS_WORK_DIR/hdfs.pid"
+  fs_default="$(sed -n 's/^fs.defaultFS=//p' "$OUT_FILE")"
+  webhdfs="$(sed -n 's/^webhdfs=//p' "$OUT_FILE")"
+  [[ "$fs_default" == hdfs://127.0.0.1:* && "$webhdfs" == http://127.0.0.1:* ]] ||
+    fail "hdfs.sh start did not print fs.defaultFS=hdfs://... and webhdfs=http://... lines"
+  mkdir -p "$tmp/conf"
+  echo "fs.hdfs.webhdfs.port: ${webhdfs##*:}" >"$tmp/conf/config.yaml"
+  export WEIR_CONF_DIR="$tmp/conf" HADOOP_USER_NAME=weir
+}
+
 # finish: prints the summary; exits 1 when a check failed.
 finish() {
   echo "$PASSED passed, $FAILED failed"
