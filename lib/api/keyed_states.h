@@ -217,6 +217,9 @@ class KeyedStates {
     bytes_->SetCurrentKey(bytes_internal::Serialize(key, &key_bytes_), kg);
   }
   const K& current_key() const { return bytes_ ? current_key_ : heap_->current_key(); }
+  // Prefetching of state entries (see InputPrefetcher): on the heap only.
+  bool PrefetchPays() { return !bytes_ && heap_->PrefetchPays(); }
+  void Prefetch(const K& key) const { heap_->Prefetch(key); }
 
   KeyedStateBackend& backend() { return bytes_ ? static_cast<KeyedStateBackend&>(*bytes_) : *heap_; }
 

@@ -164,7 +164,8 @@ class KeyedTimerOperatorBase : public KeyedOperatorBase<K>, public WithOutput<Ou
 template <class K, class In, class Out, class KeyF, class Fn>
 class KeyedProcessOperator final
     : public KeyedTimerOperatorBase<K, Out, KeyedProcessOperator<K, In, Out, KeyF, Fn>>,
-      public Output<In> {
+      public Output<In>,
+      public InputPrefetcher<In> {
  public:
   KeyedProcessOperator(KeyF key_fn, Fn fn) : key_fn_(std::move(key_fn)), fn_(std::move(fn)) {}
   OutputBase* Input() override { return static_cast<Output<In>*>(this); }
@@ -178,6 +179,8 @@ class KeyedProcessOperator final
     this->backend_->SetCurrentKey(key_fn_(r));
     fn_.ProcessElement(r, this->backend_->current_key(), *this->out_);
   }
+  bool PrefetchPays() override { return this->backend_->PrefetchPays(); }
+  void Prefetch(const In& r) override { this->backend_->Prefetch(key_fn_(r)); }
   void FireTimer(int64_t ts, const K& key, TimeDomain domain) { fn_.OnTimer(ts, key, domain, *this->out_); }
   OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
     SnapshotFunctionState(fn_, options.checkpoint_id);
@@ -195,7 +198,10 @@ class KeyedProcessOperator final
 // after every record. F is f(const T& previous, const T& record) -> T, or
 // f(T& accumulator, const T& record) -> void, which folds the record in place.
 template <class K, class T, class KeyF, class F>
-class ReduceOperator final : public KeyedOperatorBase<K>, public WithOutput<T>, public Output<T> {
+class ReduceOperator final : public KeyedOperatorBase<K>,
+                             public WithOutput<T>,
+                             public Output<T>,
+                             public InputPrefetcher<T> {
  public:
   ReduceOperator(KeyF key_fn, F f) : key_fn_(std::move(key_fn)), f_(std::move(f)) {}
   OutputBase* Input() override { return static_cast<Output<T>*>(this); }
@@ -226,6 +232,8 @@ class ReduceOperator final : public KeyedOperatorBase<K>, public WithOutput<T>, 
     state_->Update(*current);
     this->out_->Collect(*current);
   }
+  bool PrefetchPays() override { return this->backend_->PrefetchPays(); }
+  void Prefetch(const T& r) override { this->backend_->Prefetch(key_fn_(r)); }
 
  private:
   void Fold(T& accumulator, const T& r) {

@@ -21,6 +21,21 @@ class Output : public OutputBase {
   virtual void Collect(const T& record) = 0;
 };
 
+// An operator input that can start loading what a record will touch before it takes the
+// record (a keyed operator: its key's state entries). RecordReader deserializes a few
+// records ahead, calls Prefetch for each as it reads it and Collect in the same order,
+// so that each record's cache misses overlap the processing of the records before it.
+// Prefetch is a hint: it changes nothing a later Collect sees.
+template <class T>
+class InputPrefetcher {
+ public:
+  virtual ~InputPrefetcher() = default;
+  // Whether prefetching pays now (asked once per buffer): it costs work of its own, so
+  // only when what records touch has outgrown the caches.
+  virtual bool PrefetchPays() = 0;
+  virtual void Prefetch(const T& record) = 0;
+};
+
 // The name user functions see (Flink's Collector).
 template <class T>
 using Collector = Output<T>;

@@ -19,7 +19,9 @@ class ValueState {
   virtual std::optional<V> Value() = 0;
   virtual void Update(const V& value) = 0;
   virtual void Clear() = 0;
-  V ValueOr(const V& fallback) {
+  // The value for the current key, `fallback` when none was set. A backend that holds
+  // values as objects overrides it to read the value in place, without an optional.
+  virtual V ValueOr(const V& fallback) {
     auto v = Value();
     return v ? *v : fallback;
   }

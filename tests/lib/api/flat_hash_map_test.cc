@@ -127,5 +127,15 @@ TEST_CASE("FlatHashMap: erasing while iterating visits the rest", "[heap_state]"
   for (const auto& [k, v] : map) REQUIRE(k % 3 != 0);
 }
 
+TEST_CASE("FlatHashMap: a prefetch changes nothing, on an empty map too", "[heap_state]") {
+  StringMap map;
+  map.Prefetch(std::string("absent"));
+  CHECK(map.empty());
+  for (int i = 0; i < 100; ++i) map["k" + std::to_string(i)] = i;
+  const auto before = Contents(map);
+  for (int i = 0; i < 200; ++i) map.Prefetch("k" + std::to_string(i));
+  CHECK(Contents(map) == before);
+}
+
 }  // namespace
 }  // namespace weir

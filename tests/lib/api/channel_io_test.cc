@@ -1,0 +1,151 @@
+#include "lib/api/channel_io.h"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lib/api/heap_state.h"
+
+namespace weir {
+namespace {
+
+using Record = std::pair<std::string, int64_t>;
+
+// Serializes `records` (each preceded by its timestamp when `timestamps`) as a channel
+// buffer holds them.
+std::vector<uint8_t> Buffer(const std::vector<Record>& records, bool timestamps) {
+  std::vector<uint8_t> bytes;
+  DataOutput out(&bytes);
+  for (const Record& r : records) {
+    if (timestamps) Serializer<int64_t>::Write(out, r.second * 10);
+    Serializer<Record>::Write(out, r);
+  }
+  return bytes;
+}
+
+std::vector<Record> Records(int n) {
+  std::vector<Record> records;
+  for (int i = 0; i < n; ++i) records.emplace_back("word-" + std::to_string(i), i);
+  return records;
+}
+
+// An operator input that logs what it is asked, and raises `interrupt` after
+// `interrupt_after` records.
+class LoggingInput final : public Output<Record>, public InputPrefetcher<Record> {
+ public:
+  bool PrefetchPays() override { return pays; }
+  void Prefetch(const Record& r) override { prefetched.push_back(r); }
+  void Collect(const Record& r) override {
+    // Each record is prefetched before it is processed, at most a few records ahead.
+    if (pays) {
+      REQUIRE(prefetched.size() > collected_in_call);
+      REQUIRE(prefetched[collected_in_call] == r);
+      REQUIRE(prefetched.size() - collected_in_call <= 8);
+    }
+    collected.push_back(r);
+    timestamps.push_back(CurrentRecordTimestamp());
+    ++collected_in_call;
+    if (collected.size() == interrupt_after) interrupt.store(1);
+  }
+  void StartCall() {
+    prefetched.clear();
+    collected_in_call = 0;
+    interrupt.store(0);
+  }
+
+  bool pays = true;
+  size_t interrupt_after = 0;
+  std::atomic<int> interrupt{0};
+  std::vector<Record> prefetched;
+  std::vector<Record> collected;
+  std::vector<int64_t> timestamps;
+  size_t collected_in_call = 0;
+};
+
+TEST_CASE("RecordReader: a prefetching input gets every record in order, each prefetched first", "[channel_io]") {
+  const bool timestamps = GENERATE(false, true);
+  const bool pays = GENERATE(false, true);
+  const std::vector<Record> records = Records(100);
+  const std::vector<uint8_t> bytes = Buffer(records, timestamps);
+  LoggingInput input;
+  input.pays = pays;
+  RecordReader<Record> reader(&input, timestamps);
+  input.StartCall();
+  const uint8_t* stopped_at = nullptr;
+  REQUIRE(reader.Process(bytes.data(), bytes.data() + bytes.size(), &input.interrupt, &stopped_at) == 100);
+  CHECK(stopped_at == bytes.data() + bytes.size());
+  CHECK(input.collected == records);
+  CHECK(input.prefetched.size() == (pays ? 100u : 0u));
+  if (timestamps) {
+    for (size_t i = 0; i < records.size(); ++i) CHECK(input.timestamps[i] == records[i].second * 10);
+  }
+}
+
+TEST_CASE("RecordReader: stopped for mail, a prefetching reader resumes after the last record it processed",
+          "[channel_io]") {
+  const bool timestamps = GENERATE(false, true);
+  const std::vector<Record> records = Records(50);
+  const std::vector<uint8_t> bytes = Buffer(records, timestamps);
+  LoggingInput input;
+  RecordReader<Record> reader(&input, timestamps);
+  const uint8_t* end = bytes.data() + bytes.size();
+
+  // Records 11 to 18 were read ahead and prefetched when the mail came; they are read
+  // again, not lost and not processed twice.
+  input.interrupt_after = 10;
+  input.StartCall();
+  const uint8_t* stopped_at = nullptr;
+  REQUIRE(reader.Process(bytes.data(), end, &input.interrupt, &stopped_at) == 10);
+  CHECK(input.prefetched.size() == 18);
+  CHECK(stopped_at == bytes.data() + Buffer(Records(10), timestamps).size());
+
+  input.interrupt_after = 0;
+  input.StartCall();
+  const uint8_t* resumed = stopped_at;
+  REQUIRE(reader.Process(resumed, end, &input.interrupt, &stopped_at) == 40);
+  CHECK(stopped_at == end);
+  CHECK(input.collected == records);
+}
+
+TEST_CASE("RecordReader: an empty buffer processes nothing", "[channel_io]") {
+  LoggingInput input;
+  RecordReader<Record> reader(&input);
+  std::vector<uint8_t> bytes;
+  const uint8_t* stopped_at = nullptr;
+  CHECK(reader.Process(bytes.data(), bytes.data(), &input.interrupt, &stopped_at) == 0);
+  CHECK(stopped_at == bytes.data());
+  CHECK(input.collected.empty());
+}
+
+TEST_CASE("HeapKeyedStateBackend: prefetching pays only once the state outgrows the caches", "[channel_io]") {
+  HeapKeyedStateBackend<int64_t> backend(128, {0, 63});
+  ValueState<int64_t>& small = backend.GetValueState<int64_t>("small");
+  ValueState<int64_t>& large = backend.GetValueState<int64_t>("large");
+  CHECK_FALSE(backend.PrefetchPays());
+  int64_t added = 0;
+  for (int64_t key = 0; added < 20000; ++key) {
+    if (!backend.range().Contains(KeyGroupOf(key, 128))) {
+      backend.Prefetch(key);  // another subtask's key: ignored
+      continue;
+    }
+    backend.SetCurrentKey(key);
+    large.Update(key);
+    if (added < 10) small.Update(key);
+    ++added;
+  }
+  CHECK(backend.PrefetchPays());
+  // A prefetch is a hint: the values read afterwards are the ones written.
+  for (int64_t key = 0; key < 1000; ++key) {
+    if (!backend.range().Contains(KeyGroupOf(key, 128))) continue;
+    backend.Prefetch(key);
+    backend.SetCurrentKey(key);
+    CHECK(large.ValueOr(-1) == key);
+  }
+  CHECK(small.ValueOr(-1) == -1);  // the last key has no value in the small state
+}
+
+}  // namespace
+}  // namespace weir
