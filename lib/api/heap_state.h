@@ -22,6 +22,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -80,7 +81,10 @@ namespace heap_internal {
 // without copies: a snapshot pins every group; a pinned group is turned into its
 // canonical rows (Codec) once, by the snapshot writer when it comes to the group or by
 // the task when it is about to change the group first, whichever is earlier; from then
-// on the snapshots read the rows and the task changes the map in place.
+// on the snapshots read the rows and the task changes the map in place. When keys and
+// values are trivially copyable, the task does not write the rows itself: it copies the
+// group's map as it is (its slot array, far cheaper than rows), and the writer turns
+// the copy into rows on its own thread.
 template <class K, class S, class Codec>
 class KeyGroupedMap {
  public:
@@ -88,13 +92,16 @@ class KeyGroupedMap {
   struct Group {
     Map map;
     std::atomic<int> pins{0};  // snapshots that have not written this group yet
-    // Set (under mu) once `rows` holds the map as it was pinned; cleared when the last
-    // pin goes. While it is set, snapshots read only `rows`, and the task may change
-    // `map` while pinned. Only the task sets it before changing the map, or a snapshot
-    // writer; the map is read by a writer only under mu while it is not set.
+    // Set (under mu) once `rows`, or `frozen`, holds the map as it was pinned; cleared
+    // when the last pin goes. While it is set, snapshots read only `rows` (made from
+    // `frozen` first when it is there), and the task may change `map` while pinned. Only
+    // the task sets it before changing the map, or a snapshot writer; the map is read by
+    // a writer only under mu while it is not set.
     std::atomic<bool> serialized{false};
     std::mutex mu;
-    std::string rows;  // guarded by mu
+    std::string rows;             // guarded by mu
+    std::unique_ptr<Map> frozen;  // guarded by mu: the pinned map, copied by the task
+
     // The entry found last, with its key's hash code (nullptr: none), so that a hot key
     // is found without a walk of the map. Only the task thread touches it. Entries of a
     // FlatHashMap move when one is added or erased: every insertion and erasure sets it
@@ -145,7 +152,7 @@ class KeyGroupedMap {
   // first.
   Map& Mutable(int kg) {
     auto& g = *groups_[kg];
-    if (!Writable(g)) [[unlikely]] Serialize(g);
+    if (!Writable(g)) [[unlikely]] Detach(g);
     return g.map;
   }
   // The group's map, for entries to be added or erased.
@@ -182,6 +189,7 @@ class KeyGroupedMap {
     if (g.pins.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     std::lock_guard lock(g.mu);
     std::string().swap(g.rows);
+    g.frozen.reset();
     g.serialized.store(false, std::memory_order_release);
   }
   size_t Size() const {
@@ -200,14 +208,37 @@ class KeyGroupedMap {
   static bool Writable(const Group& g) {
     return g.pins.load(std::memory_order_acquire) == 0 || g.serialized.load(std::memory_order_acquire);
   }
-  // Turns the group's map into its rows once. The map does not change meanwhile: the
-  // task changes it only when Writable, and calls this itself otherwise.
+  static constexpr bool kCopyToDetach = std::is_trivially_copyable_v<K> && std::is_trivially_copyable_v<S>;
+
+  // Writer (or the task, see Detach): turns the group's map as it was pinned into its
+  // rows once. The map does not change meanwhile: the task changes it only when
+  // Writable, and detaches it from the snapshots otherwise.
   [[gnu::noinline]] static void Serialize(Group& g) {
     std::lock_guard lock(g.mu);
-    if (g.serialized.load(std::memory_order_relaxed)) return;
-    Bytes scratch;
-    for (const auto& [k, v] : g.map) Codec::Write(k, v, &g.rows, &scratch);
+    if (g.serialized.load(std::memory_order_relaxed)) {
+      if (g.frozen) {
+        WriteRows(*g.frozen, &g.rows);
+        g.frozen.reset();
+      }
+      return;
+    }
+    WriteRows(g.map, &g.rows);
     g.serialized.store(true, std::memory_order_release);
+  }
+  // Task: the group is pinned and about to change; the snapshots keep what was pinned.
+  [[gnu::noinline]] static void Detach(Group& g) {
+    if constexpr (kCopyToDetach) {
+      std::lock_guard lock(g.mu);
+      if (g.serialized.load(std::memory_order_relaxed)) return;
+      g.frozen = std::make_unique<Map>(g.map);
+      g.serialized.store(true, std::memory_order_release);
+    } else {
+      Serialize(g);
+    }
+  }
+  static void WriteRows(const Map& map, std::string* rows) {
+    Bytes scratch;
+    for (const auto& [k, v] : map) Codec::Write(k, v, rows, &scratch);
   }
   static S* FindInGroup(Group& g, const HashedKeyRef<K>& key) {
     if (g.last != nullptr && g.last_hash == key.hash_code && KeyEqual<K>{}(g.last->first, key.key)) {

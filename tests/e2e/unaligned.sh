@@ -111,7 +111,9 @@ expect_committed "$tmp/expected-failures" "$out" "number_sum through 3 injected 
 pass
 
 count=60000
-keys=16
+# Enough keys that the keyed state outgrows the caches at p=1 and p=2: records are read
+# ahead and their state prefetched, and a notice stops a buffer among records read ahead.
+keys=40000
 out="$tmp/out-kill"
 crash_conf=("${unaligned[@]}")
 crash_after_checkpoint=1
