@@ -73,6 +73,9 @@ class TumblingWindows {
   }
   static constexpr bool kEventTime = kIsEventTime;
   static constexpr bool kMerging = false;
+  // Every window is size() ms long: a window is known by its end.
+  static constexpr bool kFixedSize = true;
+  int64_t size() const { return size_; }
   // `time` is the record's timestamp (event time) or the operator's clock (processing time).
   void AssignWindows(int64_t time, std::vector<TimeWindow>* out) const {
     int64_t start = internal::WindowStart(time, offset_, size_);
@@ -98,6 +101,8 @@ class SlidingWindows {
   }
   static constexpr bool kEventTime = kIsEventTime;
   static constexpr bool kMerging = false;
+  static constexpr bool kFixedSize = true;  // see TumblingWindows
+  int64_t size() const { return size_; }
   void AssignWindows(int64_t time, std::vector<TimeWindow>* out) const {
     int64_t last_start = internal::WindowStart(time, offset_, slide_);
     for (int64_t start = last_start; start > time - size_; start -= slide_) {
@@ -124,6 +129,7 @@ class SessionWindows {
   }
   static constexpr bool kEventTime = kIsEventTime;
   static constexpr bool kMerging = true;
+  static constexpr bool kFixedSize = false;
   void AssignWindows(int64_t timestamp, std::vector<TimeWindow>* out) const {
     int64_t end = timestamp > std::numeric_limits<int64_t>::max() - gap_ ? std::numeric_limits<int64_t>::max()
                                                                         : timestamp + gap_;
@@ -258,16 +264,18 @@ class ElementContents {
   void Remove(const TimeWindow& w) { Take(w); }
 
  private:
-  // The records of `w` in the order they were added.
+  // The records of `w` in the order they were added: at positions 0 to its count - 1
+  // (looked up, not found by a walk of every record of the key's windows).
   std::vector<T> Elements(const TimeWindow& w) {
-    std::vector<std::pair<int64_t, T>> found;
-    for (auto& [at, e] : elements_->Entries()) {
-      if (at.first == w) found.emplace_back(at.second, std::move(e));
-    }
-    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    const int64_t count = counts_->Get(w).value_or(0);
     std::vector<T> out;
-    out.reserve(found.size());
-    for (auto& [unused, e] : found) out.push_back(std::move(e));
+    out.reserve(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+      auto e = elements_->Get({w, i});
+      if (!e) throw std::logic_error("window state: record " + std::to_string(i) + " of a window of " +
+                                     std::to_string(count) + " is missing");
+      out.push_back(std::move(*e));
+    }
     return out;
   }
   // Removes the window's records and returns them.
@@ -423,6 +431,20 @@ class WindowOperator final
   // A timer of the current key at `ts`: fires the windows that end there and drops the
   // contents of those whose lateness ran out.
   void OnTimer(int64_t ts) {
+    if constexpr (Assigner::kFixedSize) {
+      // Windows of one size are known by their ends: the window to fire and the one to
+      // drop are looked up, not found by a walk of the key's windows (which are many when
+      // the watermark lags far behind the records, each of its timers walking them all).
+      const int64_t size = assigner_.size();
+      const int64_t lateness = Assigner::kEventTime ? lateness_ : 0;
+      if (ts <= std::numeric_limits<int64_t>::max() - 1 - lateness && ts - lateness >= std::numeric_limits<int64_t>::min() + size) {
+        const TimeWindow fired{ts + 1 - size, ts + 1};
+        const TimeWindow dropped{ts - lateness + 1 - size, ts - lateness + 1};
+        Fire(fired);
+        if (CleanupTime(dropped) == ts) contents_.Remove(dropped);
+        return;
+      }
+    }
     for (const TimeWindow& w : contents_.Windows()) {
       if (w.MaxTimestamp() == ts) Fire(w);
       if (CleanupTime(w) == ts) contents_.Remove(w);

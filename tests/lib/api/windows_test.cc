@@ -424,3 +424,53 @@ TEST_CASE("watermarks: an input without records for the idleness timeout is mark
   CHECK_THROWS_WITH(weir::WatermarkStrategy<int64_t>::ForMonotonousTimestamps().WithIdleness(0),
                     Catch::Contains("positive"));
 }
+
+TEST_CASE("windows of one size: many windows open behind the watermark each fire once, and keep their "
+          "records until their cleanup time",
+          "[api][windows]") {
+  // 100 windows of 10 ms per key are open when the first watermark comes; each timer names
+  // its window by its end.
+  Windows h(weir::TumblingEventTimeWindows::Of(10), 5, AllElements());
+  for (int64_t n = 0; n < 1000; ++n) h.Record(n, n);
+  h.op.ProcessWatermark(995);
+  Lines expected;
+  for (int64_t start = 0; start < 990; start += 10) {
+    for (int64_t key = 0; key < 2; ++key) {
+      std::string list;
+      for (int64_t n = start + key; n < start + 10; n += 2) list += (list.empty() ? "" : " ") + std::to_string(n);
+      expected.push_back(std::to_string(start) + "-" + std::to_string(start + 10) + ":" + std::to_string(key) + "=[" +
+                         list + "] wm=995@" + std::to_string(start + 9));
+    }
+  }
+  CHECK(h.out.lines == expected);
+
+  // [980, 990) ended at 989: its cleanup time is 994, so its records are gone and a record
+  // for it is late. [990, 1000) fires at 999 and keeps its records until 1004: a record
+  // within the lateness fires it again with all of them.
+  h.out.lines.clear();
+  h.Record(981, 981);
+  CHECK(h.out.lines.empty());
+  h.op.ProcessWatermark(1000);
+  CHECK(h.out.lines == Lines{"990-1000:0=[990 992 994 996 998] wm=1000@999", "990-1000:1=[991 993 995 997 999] wm=1000@999"});
+  h.out.lines.clear();
+  h.Record(1001, 993);
+  CHECK(h.out.lines == Lines{"990-1000:1=[991 993 995 997 999 1001] wm=1000@999"});
+  h.op.ProcessWatermark(1004);
+  h.out.lines.clear();
+  h.Record(1003, 994);
+  CHECK(h.out.lines.empty());  // its lateness ran out at 1004
+}
+
+TEST_CASE("sliding windows with many windows open behind the watermark: each fires once with its sum",
+          "[api][windows]") {
+  Windows h(weir::SlidingEventTimeWindows::Of(10, 5), 0, Sums());
+  for (int64_t n = 0; n < 400; ++n) h.Record(1, n);  // key 1, a record per ms
+  h.op.ProcessWatermark(weir::kMaxWatermark);
+  Lines expected;
+  for (int64_t start = -5; start < 400; start += 5) {
+    const int64_t from = std::max<int64_t>(start, 0), to = std::min<int64_t>(start + 10, 400);
+    expected.push_back(std::to_string(start) + "-" + std::to_string(start + 10) + ":1=" + std::to_string(to - from) +
+                       "@" + std::to_string(start + 9));
+  }
+  CHECK(h.out.lines == expected);
+}
