@@ -466,6 +466,7 @@ void JobMaster::Loop() {
     if (drain_stop_) {
       // A stop --drain was under way: the new attempt's sources end their input too,
       // so the job still ends with the drain's savepoint.
+      for (auto& t : attempt_->tasks) t->AwaitDrainSavepoint(true);
       for (auto& t : attempt_->tasks) {
         if (t->is_source()) t->EndInput();
       }
@@ -615,6 +616,7 @@ void JobMaster::OnEndOfData(Task& task) {
           // Done, the tasks end now: checkpoints stay held. Failed: the sources have
           // ended all the same, so the job finishes with a checkpoint.
           if (!r.ok()) {
+            ForEachTask(attempt, [](Task& t) { t.AwaitDrainSavepoint(false); });
             coordinator_->HoldCheckpoints(false);
             coordinator_->RequestCheckpoint();
           }
@@ -706,6 +708,9 @@ Result<TriggerId> JobMaster::StopWithSavepoint(const std::string& target_dir, bo
       }
       drain_stop_ = DrainStop{prepared.first, prepared.second, format};
       coordinator_->HoldCheckpoints(true);  // until the drain's savepoint is done
+      // A checkpoint triggered before the hold may still complete after the sources
+      // ended: it must not end the tasks before the drain's savepoint is taken.
+      for (auto& t : attempt_->tasks) t->AwaitDrainSavepoint(true);
       for (auto& t : attempt_->tasks) {
         if (t->is_source()) t->EndInput();
       }

@@ -185,6 +185,7 @@ struct Task::Impl {
   bool drain_requested = false;  // stop --drain: the source ends its input now
   int64_t sync_savepoint = -1;   // the stop-with-savepoint taken here, until completed or failed
   int64_t first_after_end = -1;  // the first checkpoint taken in kOperatorsFinished
+  bool await_drain_savepoint = false;  // see AwaitDrainSavepoint
   bool may_end = false;
 };
 
@@ -234,9 +235,10 @@ void Task::NotifyCheckpointComplete(int64_t checkpoint_id) {
         if (checkpoint_id == impl.sync_savepoint) impl.may_end = true;
         break;
       case TaskPhase::kOperatorsFinished:
-        // Any checkpoint taken after the end covers everything the operators emitted.
-        if ((impl.first_after_end >= 0 && checkpoint_id >= impl.first_after_end) ||
-            checkpoint_id == impl.sync_savepoint) {
+        // Any checkpoint taken after the end covers everything the operators emitted;
+        // during stop --drain only the drain's savepoint ends the task.
+        if (checkpoint_id == impl.sync_savepoint ||
+            (!impl.await_drain_savepoint && impl.first_after_end >= 0 && checkpoint_id >= impl.first_after_end)) {
           impl.may_end = true;
         }
         break;
@@ -262,6 +264,10 @@ void Task::NotifyCheckpointAborted(int64_t checkpoint_id) {
 
 void Task::EndInput() {
   gate_->PutMail([this] { impl_->drain_requested = true; });
+}
+
+void Task::AwaitDrainSavepoint(bool await) {
+  gate_->PutMail([this, await] { impl_->await_drain_savepoint = await; });
 }
 
 void Task::SetUp() {

@@ -165,6 +165,12 @@ class Task {
   // Source tasks: end the input now (stop --drain); operators finish as at the end of
   // a bounded input.
   void EndInput();
+  // stop --drain is under way (`await`): once its operators have finished, the task ends
+  // with the drain's savepoint only, not with a checkpoint completing before it (one
+  // triggered before the drain, whose barrier came after the end). Posted to every task
+  // before the sources end their input; `false` when the drain's savepoint failed, so
+  // that the next checkpoint ends the task again.
+  void AwaitDrainSavepoint(bool await);
 
   // Metrics (read from any thread).
   int64_t records_in() const { return records_in_.load(std::memory_order_relaxed); }

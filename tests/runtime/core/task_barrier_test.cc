@@ -112,9 +112,9 @@ class RecordingListener final : public TaskListener {
     if (ok && reason) *reason = *find();
     return ok;
   }
-  bool WaitForFinished() {
+  bool WaitForFinished(std::chrono::milliseconds timeout = kTimeout) {
     std::unique_lock lock(mu_);
-    bool ended = cv_.wait_for(lock, kTimeout,
+    bool ended = cv_.wait_for(lock, timeout,
                               [&] { return finished_ || canceled_ || !failure_.empty(); });
     return ended && finished_;
   }
@@ -819,6 +819,55 @@ TEST_CASE("task barriers: after end of data the task finishes once a checkpoint 
   REQUIRE(h.probe().ReadEvent(K::kEndOfPartition));
   CHECK(h.probe().items().back().kind == K::kEndOfPartition);
   CHECK(h.listener().failure().empty());
+}
+
+TEST_CASE("task barriers: during stop --drain only the drain's savepoint ends the task, not a checkpoint "
+          "completing before it",
+          "[runtime][barrier]") {
+  // A periodic checkpoint triggered before the drain held checkpoints reached the task
+  // after its input ended; its completion let the task end before it took the drain's
+  // savepoint, and the job finished under that savepoint, which then failed.
+  Harness h(2, /*exactly_once=*/true);
+  h.task().AwaitDrainSavepoint(true);
+  h.Data(0, {1});
+  h.EndOfData(0);
+  h.Data(1, {10});
+  h.EndOfData(1);
+  h.Start();
+  REQUIRE(h.probe().ReadEvent(K::kEndOfData));
+  h.Barrier(0, 1);
+  h.Barrier(1, 1);
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(1, &ack));
+  h.task().NotifyCheckpointComplete(1);  // the periodic one: the task must go on
+
+  h.Barrier(0, 2, CheckpointKind::kSyncSavepoint);
+  h.Barrier(1, 2, CheckpointKind::kSyncSavepoint);
+  REQUIRE(h.listener().WaitForAck(2, &ack));
+  CHECK(ReducedKeys(ack) == Set{1, 10});
+  h.EndOfPartition(0);
+  h.EndOfPartition(1);
+  // Its input has ended and the savepoint is taken, but not yet complete: the task waits.
+  CHECK_FALSE(h.listener().WaitForFinished(std::chrono::milliseconds(300)));
+  h.task().NotifyCheckpointComplete(2);
+  REQUIRE(h.listener().WaitForFinished());
+  CHECK(h.listener().failure().empty());
+}
+
+TEST_CASE("task barriers: when the drain's savepoint failed, the next checkpoint ends the task", "[runtime][barrier]") {
+  Harness h(1, /*exactly_once=*/true);
+  h.task().AwaitDrainSavepoint(true);
+  h.Data(0, {1});
+  h.EndOfData(0);
+  h.Start();
+  REQUIRE(h.probe().ReadEvent(K::kEndOfData));
+  h.task().AwaitDrainSavepoint(false);  // the drain's savepoint failed: the job finishes
+  h.Barrier(0, 3);
+  RecordingListener::Ack ack;
+  REQUIRE(h.listener().WaitForAck(3, &ack));
+  h.EndOfPartition(0);
+  h.task().NotifyCheckpointComplete(3);
+  REQUIRE(h.listener().WaitForFinished());
 }
 
 // Event time: the task's watermark is the minimum over its open, active channels; it
