@@ -466,10 +466,7 @@ void JobMaster::Loop() {
     if (drain_stop_) {
       // A stop --drain was under way: the new attempt's sources end their input too,
       // so the job still ends with the drain's savepoint.
-      for (auto& t : attempt_->tasks) t->AwaitDrainSavepoint(true);
-      for (auto& t : attempt_->tasks) {
-        if (t->is_source()) t->EndInput();
-      }
+      DrainAttemptLocked();
     }
     SetStatus(JobStatus::kRunning);
     lock.unlock();
@@ -627,6 +624,16 @@ void JobMaster::OnEndOfData(Task& task) {
   }
 }
 
+void JobMaster::DrainAttemptLocked() {
+  // A checkpoint triggered before the hold may still complete after the sources ended:
+  // it must not end the tasks before the drain's savepoint is taken. Each task gets
+  // this before any end of input can reach it.
+  for (auto& t : attempt_->tasks) t->AwaitDrainSavepoint(true);
+  for (auto& t : attempt_->tasks) {
+    if (t->is_source()) t->EndInput();
+  }
+}
+
 Status JobMaster::CheckRunning(const char* what) const {
   if (status_ != JobStatus::kRunning) {
     return Status::FailedPrecondition(std::string("cannot ") + what + " job '" + id_.ToHex() + "': it is " +
@@ -708,12 +715,7 @@ Result<TriggerId> JobMaster::StopWithSavepoint(const std::string& target_dir, bo
       }
       drain_stop_ = DrainStop{prepared.first, prepared.second, format};
       coordinator_->HoldCheckpoints(true);  // until the drain's savepoint is done
-      // A checkpoint triggered before the hold may still complete after the sources
-      // ended: it must not end the tasks before the drain's savepoint is taken.
-      for (auto& t : attempt_->tasks) t->AwaitDrainSavepoint(true);
-      for (auto& t : attempt_->tasks) {
-        if (t->is_source()) t->EndInput();
-      }
+      DrainAttemptLocked();
       return prepared.first;
     }
   }

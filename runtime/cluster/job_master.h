@@ -123,6 +123,9 @@ class JobMaster : public TaskListener {
   Result<std::pair<TriggerId, std::string>> PrepareSavepoint(const std::string& target_dir,
                                                              std::optional<TriggerId> trigger, bool* existing);
   Status CheckRunning(const char* what) const;
+  // Requires mu_. stop --drain: the current attempt's tasks await the drain's savepoint
+  // and its sources end their input.
+  void DrainAttemptLocked();
   void OnSavepointDone(const TriggerId& trigger, const Result<std::string>& result, bool cancel_job);
 
   struct Attempt {

@@ -795,15 +795,20 @@ TEST_CASE("task barriers: at-least-once, an ended channel's barrier is not count
 
 // --- end of input ---
 
-TEST_CASE("task barriers: after end of data the task finishes once a checkpoint completes",
-          "[runtime][barrier]") {
-  Harness h(2, /*exactly_once=*/true);
+// Starts a task whose two input channels deliver 1 and 10, then end their data.
+static void StartWithEndedInputs(Harness& h) {
   h.Data(0, {1});
   h.EndOfData(0);
   h.Data(1, {10});
   h.EndOfData(1);
   h.Start();
   REQUIRE(h.probe().ReadEvent(K::kEndOfData));
+}
+
+TEST_CASE("task barriers: after end of data the task finishes once a checkpoint completes",
+          "[runtime][barrier]") {
+  Harness h(2, /*exactly_once=*/true);
+  StartWithEndedInputs(h);
   CHECK(h.probe().Records() == Set{1, 10});
 
   // The final checkpoint: barriers still flow after the end of data.
@@ -829,12 +834,7 @@ TEST_CASE("task barriers: during stop --drain only the drain's savepoint ends th
   // savepoint, and the job finished under that savepoint, which then failed.
   Harness h(2, /*exactly_once=*/true);
   h.task().AwaitDrainSavepoint(true);
-  h.Data(0, {1});
-  h.EndOfData(0);
-  h.Data(1, {10});
-  h.EndOfData(1);
-  h.Start();
-  REQUIRE(h.probe().ReadEvent(K::kEndOfData));
+  StartWithEndedInputs(h);
   h.Barrier(0, 1);
   h.Barrier(1, 1);
   RecordingListener::Ack ack;
