@@ -274,7 +274,9 @@ TEST_CASE("an ended job releases its tasks' state and unloads its job library", 
   weir::Configuration config;
   LocalDispatcher dispatcher(config, tmp / "uploads");
   JarRunRequest req;
-  req.program_args = {"--count", "1000", "--sink", "discard"};
+  // About a second at this rate: the job still runs, its library mapped, when it is
+  // looked for (1,000 records unthrottled could end and be unloaded first).
+  req.program_args = {"--count", "20000", "--rate", "20000", "--sink", "discard"};
   REQUIRE_FALSE(Mapped("/number_sum.so"));
   auto id = dispatcher.SubmitJobFile(kNumberSum, req);
   REQUIRE(id.ok());
