@@ -145,10 +145,10 @@ template <class T>
 class RecordReader final : public RecordReaderBase {
  public:
   explicit RecordReader(Output<T>* input, bool with_timestamps = false)
-      : input_(input), prefetcher_(dynamic_cast<InputPrefetcher<T>*>(input)), with_timestamps_(with_timestamps) {}
+      : input_(input), keyed_(dynamic_cast<KeyedInput<T>*>(input)), with_timestamps_(with_timestamps) {}
   int64_t Process(const uint8_t* begin, const uint8_t* end, const std::atomic<int>* interrupt = nullptr,
                   const uint8_t** stopped_at = nullptr) override {
-    if (prefetcher_ != nullptr && prefetcher_->PrefetchPays()) return ProcessAhead(begin, end, interrupt, stopped_at);
+    if (keyed_ != nullptr) return ProcessAhead(begin, end, interrupt, stopped_at);
     DataInput in(begin, end);
     int64_t n = 0;
     while (!in.AtEnd() && !(interrupt && n > 0 && interrupt->load(std::memory_order_relaxed) != 0)) {
@@ -166,35 +166,37 @@ class RecordReader final : public RecordReaderBase {
   }
 
  private:
-  // Records read ahead of the one processed: enough to cover a miss to memory with
-  // the processing of the records before it, few enough to stay in the L1 cache.
-  static constexpr int kAhead = 8;
+  // Records read ahead of the one processed: enough to cover a miss to memory with the
+  // processing of the records before it, few enough to stay in the L1 cache.
+  static constexpr int kAhead = KeyedInput<T>::kSlots;
 
-  // Process, reading kAhead records ahead and prefetching for each. Records read but
-  // not yet processed when it stops for mail are read again by the next call (from
-  // `*stopped_at`).
+  // Process for a keyed input, reading kAhead records ahead and preparing each (see
+  // KeyedInput). Records read but not yet processed when it stops for mail are read
+  // again by the next call (from `*stopped_at`).
   int64_t ProcessAhead(const uint8_t* begin, const uint8_t* end, const std::atomic<int>* interrupt,
                        const uint8_t** stopped_at) {
     DataInput in(begin, end);
-    int head = 0;    // the next record to process
-    int queued = 0;  // records read and prefetched, not processed yet
+    int head = 0;    // the slot of the next record to process
+    int queued = 0;  // records read and prepared, not processed yet
     auto read_ahead = [&] {
       while (queued < kAhead && !in.AtEnd()) {
-        Ahead& a = ahead_[(head + queued) % kAhead];
+        const int slot = (head + queued) % kAhead;
+        Ahead& a = ahead_[slot];
         if (with_timestamps_) Serializer<int64_t>::Read(in, a.timestamp);
         Serializer<T>::Read(in, a.record);
         a.next = in.position();
-        prefetcher_->Prefetch(a.record);
+        keyed_->Prepare(a.record, slot);
         ++queued;
       }
     };
     const uint8_t* processed_to = begin;
     int64_t n = 0;
+    keyed_->StartBuffer();
     read_ahead();
     while (queued > 0 && !(interrupt && n > 0 && interrupt->load(std::memory_order_relaxed) != 0)) {
       Ahead& a = ahead_[head];
       if (with_timestamps_) SetCurrentRecordTimestamp(a.timestamp);
-      input_->Collect(a.record);
+      keyed_->CollectPrepared(a.record, head);
       processed_to = a.next;
       head = (head + 1) % kAhead;
       --queued;
@@ -212,7 +214,7 @@ class RecordReader final : public RecordReaderBase {
   };
 
   Output<T>* input_;
-  InputPrefetcher<T>* prefetcher_;  // input_ when it prefetches, else nullptr
+  KeyedInput<T>* keyed_;  // input_ when it is keyed, else nullptr
   bool with_timestamps_;
   T record_{};
   Ahead ahead_[kAhead];

@@ -367,7 +367,10 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
   // not deterministic).
   void SetCurrentKey(const K& key) {
     const int32_t hash_code = KeyHashCode<K>::Of(key);
-    const int kg = AssignToKeyGroup(hash_code, max_parallelism_);
+    SetCurrentKey(key, hash_code, AssignToKeyGroup(hash_code, max_parallelism_));
+  }
+  // The same, with the key's hash code and key group computed already.
+  void SetCurrentKey(const K& key, int32_t hash_code, int kg) {
     if (!range_.Contains(kg)) [[unlikely]] ThrowKeyGroupOutOfRange(kg, range_);
     current_key_ = key;
     current_hash_code_ = hash_code;
@@ -384,11 +387,13 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
   uint64_t current_key_version() const { return current_key_version_; }
 
   // Starts loading the entries of `key` in every state table, for a record processed
-  // soon (see InputPrefetcher). A key of another subtask's key group is ignored here;
+  // soon (see KeyedInput). A key of another subtask's key group is ignored here;
   // SetCurrentKey refuses it.
   void Prefetch(const K& key) const {
     const int32_t hash_code = KeyHashCode<K>::Of(key);
-    const int kg = AssignToKeyGroup(hash_code, max_parallelism_);
+    Prefetch(key, hash_code, AssignToKeyGroup(hash_code, max_parallelism_));
+  }
+  void Prefetch(const K& key, int32_t hash_code, int kg) const {
     if (!range_.Contains(kg)) return;
     for (const KeyedTableKeys<K>* t : large_tables_) t->Prefetch(kg - range_.start, {key, hash_code});
   }

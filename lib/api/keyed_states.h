@@ -7,16 +7,19 @@
 //
 // Used from the task's thread only.
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "lib/api/heap_state.h"
 #include "lib/api/keyed_state_backend.h"
 #include "lib/api/keyed_state_rows.h"
+#include "lib/api/output.h"
 #include "lib/api/serialization.h"
 #include "lib/api/state.h"
 
@@ -207,19 +210,24 @@ class KeyedStates {
   // Throws std::logic_error when the key's key group is not this subtask's (see
   // HeapKeyedStateBackend::SetCurrentKey).
   void SetCurrentKey(const K& key) {
+    const int32_t hash_code = KeyHashCode<K>::Of(key);
+    SetCurrentKey(key, hash_code, AssignToKeyGroup(hash_code, max_parallelism_));
+  }
+  // The same, with the key's hash code and key group computed already (PreparedKeys).
+  void SetCurrentKey(const K& key, int32_t hash_code, int kg) {
     if (!bytes_) {
-      heap_->SetCurrentKey(key);
+      heap_->SetCurrentKey(key, hash_code, kg);
       return;
     }
-    const int kg = KeyGroupOf(key, max_parallelism_);
     if (!range_.Contains(kg)) [[unlikely]] ThrowKeyGroupOutOfRange(kg, range_);
     current_key_ = key;
     bytes_->SetCurrentKey(bytes_internal::Serialize(key, &key_bytes_), kg);
   }
   const K& current_key() const { return bytes_ ? current_key_ : heap_->current_key(); }
-  // Prefetching of state entries (see InputPrefetcher): on the heap only.
+  int max_parallelism() const { return max_parallelism_; }
+  // Prefetching of state entries (see KeyedInput): on the heap only.
   bool PrefetchPays() { return !bytes_ && heap_->PrefetchPays(); }
-  void Prefetch(const K& key) const { heap_->Prefetch(key); }
+  void Prefetch(const K& key, int32_t hash_code, int kg) const { heap_->Prefetch(key, hash_code, kg); }
 
   KeyedStateBackend& backend() { return bytes_ ? static_cast<KeyedStateBackend&>(*bytes_) : *heap_; }
 
@@ -286,6 +294,53 @@ class KeyedStates {
   K current_key_{};
   Bytes key_bytes_;
   std::map<std::string, std::unique_ptr<bytes_internal::StateBase>> states_;
+};
+
+// The keys of the records a keyed operator's reader prepared (see KeyedInput): each
+// slot holds a record's key (where the record holds it, or a copy), its hash code and
+// its key group, so that processing the record takes them as they are.
+// KeyF is the operator's key selector: a key it returns by reference into the record
+// is not copied (the record stays put until it is processed); any other key is.
+template <class K, class T, class KeyF>
+class PreparedKeys {
+ public:
+  void Start(KeyedStates<K>& states) { prefetch_ = states.PrefetchPays(); }
+  void Prepare(KeyF& key_fn, const T& record, int slot, KeyedStates<K>& states) {
+    Slot& s = slots_[slot];
+    decltype(auto) key = key_fn(record);
+    using Key = decltype(key);
+    if constexpr (std::is_lvalue_reference_v<Key> && std::is_same_v<std::remove_cvref_t<Key>, K>) {
+      const auto at = reinterpret_cast<uintptr_t>(&key);
+      const auto in = reinterpret_cast<uintptr_t>(&record);
+      if (at >= in && at + sizeof(K) <= in + sizeof(T)) {
+        s.key = &key;
+      } else {
+        s.copy = key;
+        s.key = &s.copy;
+      }
+    } else {
+      s.copy = std::move(key);
+      s.key = &s.copy;
+    }
+    s.hash_code = KeyHashCode<K>::Of(*s.key);
+    s.kg = AssignToKeyGroup(s.hash_code, states.max_parallelism());
+    if (prefetch_) states.Prefetch(*s.key, s.hash_code, s.kg);
+  }
+  // Makes the key of `slot` the current key.
+  void SetCurrent(int slot, KeyedStates<K>& states) const {
+    const Slot& s = slots_[slot];
+    states.SetCurrentKey(*s.key, s.hash_code, s.kg);
+  }
+
+ private:
+  struct Slot {
+    const K* key = nullptr;
+    K copy{};
+    int32_t hash_code = 0;
+    int kg = 0;
+  };
+  bool prefetch_ = false;
+  Slot slots_[KeyedInput<T>::kSlots];
 };
 
 }  // namespace weir

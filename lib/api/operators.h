@@ -165,7 +165,7 @@ template <class K, class In, class Out, class KeyF, class Fn>
 class KeyedProcessOperator final
     : public KeyedTimerOperatorBase<K, Out, KeyedProcessOperator<K, In, Out, KeyF, Fn>>,
       public Output<In>,
-      public InputPrefetcher<In> {
+      public KeyedInput<In> {
  public:
   KeyedProcessOperator(KeyF key_fn, Fn fn) : key_fn_(std::move(key_fn)), fn_(std::move(fn)) {}
   OutputBase* Input() override { return static_cast<Output<In>*>(this); }
@@ -177,10 +177,14 @@ class KeyedProcessOperator final
   void Close() override { fn_.Close(); }
   void Collect(const In& r) override {
     this->backend_->SetCurrentKey(key_fn_(r));
-    fn_.ProcessElement(r, this->backend_->current_key(), *this->out_);
+    Process(r);
   }
-  bool PrefetchPays() override { return this->backend_->PrefetchPays(); }
-  void Prefetch(const In& r) override { this->backend_->Prefetch(key_fn_(r)); }
+  void StartBuffer() override { keys_.Start(*this->backend_); }
+  void Prepare(const In& r, int slot) override { keys_.Prepare(key_fn_, r, slot, *this->backend_); }
+  void CollectPrepared(const In& r, int slot) override {
+    keys_.SetCurrent(slot, *this->backend_);
+    Process(r);
+  }
   void FireTimer(int64_t ts, const K& key, TimeDomain domain) { fn_.OnTimer(ts, key, domain, *this->out_); }
   OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
     SnapshotFunctionState(fn_, options.checkpoint_id);
@@ -190,8 +194,11 @@ class KeyedProcessOperator final
   void NotifyCheckpointAborted(int64_t id) override { NotifyFunctionAborted(fn_, id); }
 
  private:
+  void Process(const In& r) { fn_.ProcessElement(r, this->backend_->current_key(), *this->out_); }
+
   KeyF key_fn_;
   Fn fn_;
+  PreparedKeys<K, In, KeyF> keys_;
 };
 
 // Rolling reduce per key (Flink's KeyedStream.reduce): emits the reduced value
@@ -201,7 +208,7 @@ template <class K, class T, class KeyF, class F>
 class ReduceOperator final : public KeyedOperatorBase<K>,
                              public WithOutput<T>,
                              public Output<T>,
-                             public InputPrefetcher<T> {
+                             public KeyedInput<T> {
  public:
   ReduceOperator(KeyF key_fn, F f) : key_fn_(std::move(key_fn)), f_(std::move(f)) {}
   OutputBase* Input() override { return static_cast<Output<T>*>(this); }
@@ -211,6 +218,18 @@ class ReduceOperator final : public KeyedOperatorBase<K>,
   }
   void Collect(const T& r) override {
     this->backend_->SetCurrentKey(key_fn_(r));
+    Process(r);
+  }
+  void StartBuffer() override { keys_.Start(*this->backend_); }
+  void Prepare(const T& r, int slot) override { keys_.Prepare(key_fn_, r, slot, *this->backend_); }
+  void CollectPrepared(const T& r, int slot) override {
+    keys_.SetCurrent(slot, *this->backend_);
+    Process(r);
+  }
+
+ private:
+  // Processes `r` under its key, the current key.
+  void Process(const T& r) {
     if (heap_state_) {
       // On the heap: reduced in place, not copied out of the state and back.
       if (T* current = heap_state_->MutableValue()) {
@@ -232,10 +251,6 @@ class ReduceOperator final : public KeyedOperatorBase<K>,
     state_->Update(*current);
     this->out_->Collect(*current);
   }
-  bool PrefetchPays() override { return this->backend_->PrefetchPays(); }
-  void Prefetch(const T& r) override { this->backend_->Prefetch(key_fn_(r)); }
-
- private:
   void Fold(T& accumulator, const T& r) {
     if constexpr (std::is_void_v<std::invoke_result_t<F&, T&, const T&>>) {
       f_(accumulator, r);
@@ -248,6 +263,7 @@ class ReduceOperator final : public KeyedOperatorBase<K>,
   F f_;
   ValueState<T>* state_ = nullptr;
   heap_internal::HeapValueState<K, T>* heap_state_ = nullptr;  // state_, when on the heap
+  PreparedKeys<K, T, KeyF> keys_;
 };
 
 template <class T, class S>

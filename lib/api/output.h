@@ -21,19 +21,24 @@ class Output : public OutputBase {
   virtual void Collect(const T& record) = 0;
 };
 
-// An operator input that can start loading what a record will touch before it takes the
-// record (a keyed operator: its key's state entries). RecordReader deserializes a few
-// records ahead, calls Prefetch for each as it reads it and Collect in the same order,
-// so that each record's cache misses overlap the processing of the records before it.
-// Prefetch is a hint: it changes nothing a later Collect sees.
+// An operator input that takes the key of a record before it processes the record (a
+// keyed operator). RecordReader deserializes up to kSlots records ahead of the one it
+// hands over: it calls Prepare for each as it reads it, in one of kSlots slots, and
+// CollectPrepared with the same slot, in the same order. Prepare computes the key,
+// its hash code and key group once (off the dependency chain of the records before it)
+// and, when the state has outgrown the caches, starts loading the key's state entries,
+// so that a record's cache misses overlap the processing of the records before it.
+// CollectPrepared(record, slot) does what Collect(record) does. StartBuffer comes before
+// the first Prepare of each buffer, and forgets what earlier buffers prepared.
 template <class T>
-class InputPrefetcher {
+class KeyedInput {
  public:
-  virtual ~InputPrefetcher() = default;
-  // Whether prefetching pays now (asked once per buffer): it costs work of its own, so
-  // only when what records touch has outgrown the caches.
-  virtual bool PrefetchPays() = 0;
-  virtual void Prefetch(const T& record) = 0;
+  static constexpr int kSlots = 8;
+  virtual ~KeyedInput() = default;
+  virtual void StartBuffer() = 0;
+  // `record` stays where it is, unchanged, until CollectPrepared of the same slot.
+  virtual void Prepare(const T& record, int slot) = 0;
+  virtual void CollectPrepared(const T& record, int slot) = 0;
 };
 
 // The name user functions see (Flink's Collector).

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,59 +33,88 @@ std::vector<Record> Records(int n) {
   return records;
 }
 
-// An operator input that logs what it is asked, and raises `interrupt` after
+// A keyed operator input that logs what it is asked, and raises `interrupt` after
 // `interrupt_after` records.
-class LoggingInput final : public Output<Record>, public InputPrefetcher<Record> {
+class LoggingInput final : public Output<Record>, public KeyedInput<Record> {
  public:
-  bool PrefetchPays() override { return pays; }
-  void Prefetch(const Record& r) override { prefetched.push_back(r); }
+  void StartBuffer() override {
+    ++buffers;
+    for (auto& s : slots) s.reset();
+  }
+  void Prepare(const Record& r, int slot) override {
+    REQUIRE(slot >= 0);
+    REQUIRE(slot < kSlots);
+    REQUIRE_FALSE(slots[slot].has_value());  // a slot is taken again only once processed
+    slots[slot] = r;
+    prepared.push_back(r);
+  }
+  void CollectPrepared(const Record& r, int slot) override {
+    // Each record is prepared before it is processed, in order, at most kSlots ahead,
+    // and comes back with its slot.
+    REQUIRE(prepared.size() > collected_in_call);
+    REQUIRE(prepared[collected_in_call] == r);
+    REQUIRE(prepared.size() - collected_in_call <= static_cast<size_t>(kSlots));
+    REQUIRE(slots[slot] == r);
+    slots[slot].reset();
+    Collect(r);
+  }
   void Collect(const Record& r) override {
-    // Each record is prefetched before it is processed, at most a few records ahead.
-    if (pays) {
-      REQUIRE(prefetched.size() > collected_in_call);
-      REQUIRE(prefetched[collected_in_call] == r);
-      REQUIRE(prefetched.size() - collected_in_call <= 8);
-    }
     collected.push_back(r);
     timestamps.push_back(CurrentRecordTimestamp());
     ++collected_in_call;
     if (collected.size() == interrupt_after) interrupt.store(1);
   }
   void StartCall() {
-    prefetched.clear();
+    prepared.clear();
     collected_in_call = 0;
     interrupt.store(0);
   }
 
-  bool pays = true;
   size_t interrupt_after = 0;
   std::atomic<int> interrupt{0};
-  std::vector<Record> prefetched;
+  int buffers = 0;
+  std::optional<Record> slots[kSlots];
+  std::vector<Record> prepared;
   std::vector<Record> collected;
   std::vector<int64_t> timestamps;
   size_t collected_in_call = 0;
 };
 
-TEST_CASE("RecordReader: a prefetching input gets every record in order, each prefetched first", "[channel_io]") {
+// An input that is not keyed: takes records one by one.
+class PlainInput final : public Output<Record> {
+ public:
+  void Collect(const Record& r) override { collected.push_back(r); }
+  std::vector<Record> collected;
+};
+
+TEST_CASE("RecordReader: a keyed input gets every record in order, each prepared first", "[channel_io]") {
   const bool timestamps = GENERATE(false, true);
-  const bool pays = GENERATE(false, true);
   const std::vector<Record> records = Records(100);
   const std::vector<uint8_t> bytes = Buffer(records, timestamps);
   LoggingInput input;
-  input.pays = pays;
   RecordReader<Record> reader(&input, timestamps);
   input.StartCall();
   const uint8_t* stopped_at = nullptr;
   REQUIRE(reader.Process(bytes.data(), bytes.data() + bytes.size(), &input.interrupt, &stopped_at) == 100);
   CHECK(stopped_at == bytes.data() + bytes.size());
+  CHECK(input.buffers == 1);
   CHECK(input.collected == records);
-  CHECK(input.prefetched.size() == (pays ? 100u : 0u));
+  CHECK(input.prepared == records);
   if (timestamps) {
     for (size_t i = 0; i < records.size(); ++i) CHECK(input.timestamps[i] == records[i].second * 10);
   }
 }
 
-TEST_CASE("RecordReader: stopped for mail, a prefetching reader resumes after the last record it processed",
+TEST_CASE("RecordReader: an input that is not keyed gets every record in order", "[channel_io]") {
+  const std::vector<Record> records = Records(30);
+  const std::vector<uint8_t> bytes = Buffer(records, false);
+  PlainInput input;
+  RecordReader<Record> reader(&input);
+  CHECK(reader.Process(bytes.data(), bytes.data() + bytes.size()) == 30);
+  CHECK(input.collected == records);
+}
+
+TEST_CASE("RecordReader: stopped for mail, a keyed input's reader resumes after the last record it processed",
           "[channel_io]") {
   const bool timestamps = GENERATE(false, true);
   const std::vector<Record> records = Records(50);
@@ -93,13 +123,13 @@ TEST_CASE("RecordReader: stopped for mail, a prefetching reader resumes after th
   RecordReader<Record> reader(&input, timestamps);
   const uint8_t* end = bytes.data() + bytes.size();
 
-  // Records 11 to 18 were read ahead and prefetched when the mail came; they are read
+  // Records 11 to 18 were read ahead and prepared when the mail came; they are read
   // again, not lost and not processed twice.
   input.interrupt_after = 10;
   input.StartCall();
   const uint8_t* stopped_at = nullptr;
   REQUIRE(reader.Process(bytes.data(), end, &input.interrupt, &stopped_at) == 10);
-  CHECK(input.prefetched.size() == 18);
+  CHECK(input.prepared.size() == 18);
   CHECK(stopped_at == bytes.data() + Buffer(Records(10), timestamps).size());
 
   input.interrupt_after = 0;
@@ -107,6 +137,7 @@ TEST_CASE("RecordReader: stopped for mail, a prefetching reader resumes after th
   const uint8_t* resumed = stopped_at;
   REQUIRE(reader.Process(resumed, end, &input.interrupt, &stopped_at) == 40);
   CHECK(stopped_at == end);
+  CHECK(input.buffers == 2);
   CHECK(input.collected == records);
 }
 

@@ -1,9 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "lib/api/channel_io.h"
 #include "lib/api/operators.h"
 #include "lib/format/key_groups_reader.h"
 #include "lib/format/snapshot_output.h"
@@ -95,4 +98,86 @@ TEST_CASE("restore on the heap: the operator takes the restored rows over, no se
   CHECK(restored.keyed.empty());
   after.op.Collect({"w", 1});
   CHECK(after.out.records.back() == WordCount{"w", 3});
+}
+
+TEST_CASE("reduce: records read from a buffer, keys prepared ahead, give the sums of records taken one by one",
+          "[api][operators]") {
+  // Enough distinct words for the state to outgrow the caches, so the reader prefetches
+  // for the later buffers too.
+  const int words = GENERATE(20, 40000);
+  std::vector<WordCount> input;
+  for (int i = 0; i < 3 * words; ++i) input.emplace_back("w" + std::to_string((i * 7919) % words), i % 5);
+  auto in_place = [](WordCount& acc, const WordCount& b) { acc.second += b.second; };
+  ReduceHarness<decltype(in_place)> one_by_one(in_place);
+  for (const auto& wc : input) one_by_one.op.Collect(wc);
+
+  ReduceHarness<decltype(in_place)> read(in_place);
+  weir::RecordReader<WordCount> reader(static_cast<weir::Output<WordCount>*>(read.op.Input()));
+  for (size_t begin = 0; begin < input.size(); begin += 1000) {  // buffers of 1000 records
+    const size_t end = std::min(input.size(), begin + 1000);
+    std::vector<uint8_t> bytes;
+    weir::DataOutput out(&bytes);
+    for (size_t i = begin; i < end; ++i) weir::Serializer<WordCount>::Write(out, input[i]);
+    REQUIRE(reader.Process(bytes.data(), bytes.data() + bytes.size()) == static_cast<int64_t>(end - begin));
+  }
+  CHECK(read.out.records == one_by_one.out.records);
+}
+
+namespace {
+
+struct Event {
+  int64_t id = 0;
+  std::string user;
+};
+
+// A key of a record, and a key selector whose reference points outside the record (into
+// a buffer the next call overwrites): the prepared key must be a copy then.
+const std::string& UserInBuffer(const Event& e) {
+  static std::string buffer;
+  buffer = e.user;
+  return buffer;
+}
+
+template <class K, class KeyF>
+std::vector<K> CurrentKeysPrepared(const std::vector<Event>& events, KeyF key_fn) {
+  weir::KeyedStates<K> states(128, {0, 127}, {});
+  weir::PreparedKeys<K, Event, KeyF> keys;
+  keys.Start(states);
+  const int n = static_cast<int>(events.size());
+  REQUIRE(n <= weir::KeyedInput<Event>::kSlots);
+  for (int slot = 0; slot < n; ++slot) keys.Prepare(key_fn, events[slot], slot, states);
+  std::vector<K> current;
+  for (int slot = 0; slot < n; ++slot) {
+    keys.SetCurrent(slot, states);
+    current.push_back(states.current_key());
+  }
+  return current;
+}
+
+}  // namespace
+
+TEST_CASE("prepared keys: each record's key is its own, however the key selector returns it", "[api][operators]") {
+  const std::vector<Event> events = {{1, "ann"}, {2, "bob"}, {3, "a user with a name longer than fifteen"},
+                                     {4, "ann"}, {5, ""},    {6, "cy"}};
+  const std::vector<std::string> users = {"ann", "bob", "a user with a name longer than fifteen", "ann", "", "cy"};
+  // By reference into the record.
+  CHECK(CurrentKeysPrepared<std::string>(events, [](const Event& e) -> const std::string& { return e.user; }) == users);
+  // By reference to a buffer outside the record, overwritten by every call.
+  CHECK(CurrentKeysPrepared<std::string>(events, &UserInBuffer) == users);
+  // By value.
+  CHECK(CurrentKeysPrepared<std::string>(events, [](const Event& e) { return e.user; }) == users);
+  CHECK(CurrentKeysPrepared<int64_t>(events, [](const Event& e) { return e.id % 4; }) ==
+        std::vector<int64_t>{1, 2, 3, 0, 1, 2});
+}
+
+TEST_CASE("prepared keys: a key of another subtask's key group is refused when it becomes current",
+          "[api][operators]") {
+  weir::KeyedStates<int64_t> states(128, {0, 63}, {});
+  weir::PreparedKeys<int64_t, int64_t, int64_t (*)(const int64_t&)> keys;
+  int64_t (*identity)(const int64_t&) = [](const int64_t& n) { return n; };
+  int64_t outside = 0;
+  while (weir::KeyGroupOf(outside, 128) <= 63) ++outside;
+  keys.Start(states);
+  keys.Prepare(identity, outside, 0, states);  // preparing (and prefetching) is only a hint
+  CHECK_THROWS_AS(keys.SetCurrent(0, states), std::logic_error);
 }
