@@ -166,58 +166,59 @@ class RecordReader final : public RecordReaderBase {
   }
 
  private:
-  // Records read ahead of the one processed: enough to cover a miss to memory with the
-  // processing of the records before it, few enough to stay in the L1 cache.
-  static constexpr int kAhead = KeyedInput<T>::kSlots;
+  static constexpr int kBatch = KeyedInput<T>::kBatch;
 
-  // Process for a keyed input, reading kAhead records ahead and preparing each (see
-  // KeyedInput). Records read but not yet processed when it stops for mail are read
-  // again by the next call (from `*stopped_at`).
+  // Process for a keyed input (see KeyedInput): reads and prepares the next batch of
+  // records before it processes the current one. Records read but not yet processed
+  // when it stops for mail are read again by the next call (from `*stopped_at`).
   int64_t ProcessAhead(const uint8_t* begin, const uint8_t* end, const std::atomic<int>* interrupt,
                        const uint8_t** stopped_at) {
+    keyed_->StartBuffer();
     DataInput in(begin, end);
-    int head = 0;    // the slot of the next record to process
-    int queued = 0;  // records read and prepared, not processed yet
-    auto read_ahead = [&] {
-      while (queued < kAhead && !in.AtEnd()) {
-        const int slot = (head + queued) % kAhead;
-        Ahead& a = ahead_[slot];
-        if (with_timestamps_) Serializer<int64_t>::Read(in, a.timestamp);
-        Serializer<T>::Read(in, a.record);
-        a.next = in.position();
-        keyed_->Prepare(a.record, slot);
-        ++queued;
-      }
-    };
     const uint8_t* processed_to = begin;
     int64_t n = 0;
-    keyed_->StartBuffer();
-    read_ahead();
-    while (queued > 0 && !(interrupt && n > 0 && interrupt->load(std::memory_order_relaxed) != 0)) {
-      Ahead& a = ahead_[head];
-      if (with_timestamps_) SetCurrentRecordTimestamp(a.timestamp);
-      keyed_->CollectPrepared(a.record, head);
-      processed_to = a.next;
-      head = (head + 1) % kAhead;
-      --queued;
-      ++n;
-      read_ahead();
+    int base = 0;  // the first slot of the batch to process
+    int ready = ReadBatch(in, base);
+    while (ready > 0) {
+      const int next_base = kBatch - base;
+      const int next = ReadBatch(in, next_base);
+      for (int i = base; i < base + ready; ++i) {
+        if (interrupt && n > 0 && interrupt->load(std::memory_order_relaxed) != 0) {
+          if (stopped_at) *stopped_at = processed_to;
+          return n;
+        }
+        if (with_timestamps_) SetCurrentRecordTimestamp(timestamps_[i]);
+        keyed_->CollectPrepared(ahead_[i], i);
+        processed_to = next_[i];
+        ++n;
+      }
+      base = next_base;
+      ready = next;
     }
     if (stopped_at) *stopped_at = processed_to;
     return n;
   }
-
-  struct Ahead {
-    T record{};
-    int64_t timestamp = 0;
-    const uint8_t* next = nullptr;  // the record after it
-  };
+  // Reads up to kBatch records into the slots from `base` on and prepares them.
+  int ReadBatch(DataInput& in, int base) {
+    int count = 0;
+    for (; count < kBatch && !in.AtEnd(); ++count) {
+      const int slot = base + count;
+      if (with_timestamps_) Serializer<int64_t>::Read(in, timestamps_[slot]);
+      Serializer<T>::Read(in, ahead_[slot]);
+      next_[slot] = in.position();
+    }
+    if (count > 0) keyed_->Prepare(&ahead_[base], base, count);
+    return count;
+  }
 
   Output<T>* input_;
   KeyedInput<T>* keyed_;  // input_ when it is keyed, else nullptr
   bool with_timestamps_;
   T record_{};
-  Ahead ahead_[kAhead];
+  // The records of ProcessAhead, by slot: two batches.
+  T ahead_[KeyedInput<T>::kSlots]{};
+  int64_t timestamps_[KeyedInput<T>::kSlots]{};
+  const uint8_t* next_[KeyedInput<T>::kSlots]{};  // where the record after each starts
 };
 
 }  // namespace weir

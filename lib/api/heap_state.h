@@ -89,7 +89,9 @@ template <class K, class S, class Codec>
 class KeyGroupedMap {
  public:
   using Map = FlatHashMap<K, S, StableKeyHash<K>, KeyEqual<K>>;
-  struct Group {
+  // A cache line (or more) of its own: the task reads a group for every record, and
+  // objects allocated beside it may be written by other threads.
+  struct alignas(64) Group {
     Map map;
     std::atomic<int> pins{0};  // snapshots that have not written this group yet
     // Set (under mu) once `rows`, or `frozen`, holds the map as it was pinned; cleared

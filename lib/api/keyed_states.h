@@ -305,8 +305,23 @@ template <class K, class T, class KeyF>
 class PreparedKeys {
  public:
   void Start(KeyedStates<K>& states) { prefetch_ = states.PrefetchPays(); }
-  void Prepare(KeyF& key_fn, const T& record, int slot, KeyedStates<K>& states) {
-    Slot& s = slots_[slot];
+  void Prepare(KeyF& key_fn, const T* records, int first_slot, int count, KeyedStates<K>& states) {
+    for (int i = 0; i < count; ++i) PrepareOne(key_fn, records[i], slots_[first_slot + i], states);
+  }
+  // Makes the key of `slot` the current key.
+  void SetCurrent(int slot, KeyedStates<K>& states) const {
+    const Slot& s = slots_[slot];
+    states.SetCurrentKey(*s.key, s.hash_code, s.kg);
+  }
+
+ private:
+  struct Slot {
+    const K* key = nullptr;
+    K copy{};
+    int32_t hash_code = 0;
+    int kg = 0;
+  };
+  void PrepareOne(KeyF& key_fn, const T& record, Slot& s, KeyedStates<K>& states) {
     decltype(auto) key = key_fn(record);
     using Key = decltype(key);
     if constexpr (std::is_lvalue_reference_v<Key> && std::is_same_v<std::remove_cvref_t<Key>, K>) {
@@ -326,19 +341,7 @@ class PreparedKeys {
     s.kg = AssignToKeyGroup(s.hash_code, states.max_parallelism());
     if (prefetch_) states.Prefetch(*s.key, s.hash_code, s.kg);
   }
-  // Makes the key of `slot` the current key.
-  void SetCurrent(int slot, KeyedStates<K>& states) const {
-    const Slot& s = slots_[slot];
-    states.SetCurrentKey(*s.key, s.hash_code, s.kg);
-  }
 
- private:
-  struct Slot {
-    const K* key = nullptr;
-    K copy{};
-    int32_t hash_code = 0;
-    int kg = 0;
-  };
   bool prefetch_ = false;
   Slot slots_[KeyedInput<T>::kSlots];
 };

@@ -180,7 +180,9 @@ class KeyedProcessOperator final
     Process(r);
   }
   void StartBuffer() override { keys_.Start(*this->backend_); }
-  void Prepare(const In& r, int slot) override { keys_.Prepare(key_fn_, r, slot, *this->backend_); }
+  void Prepare(const In* records, int first_slot, int count) override {
+    keys_.Prepare(key_fn_, records, first_slot, count, *this->backend_);
+  }
   void CollectPrepared(const In& r, int slot) override {
     keys_.SetCurrent(slot, *this->backend_);
     Process(r);
@@ -221,7 +223,9 @@ class ReduceOperator final : public KeyedOperatorBase<K>,
     Process(r);
   }
   void StartBuffer() override { keys_.Start(*this->backend_); }
-  void Prepare(const T& r, int slot) override { keys_.Prepare(key_fn_, r, slot, *this->backend_); }
+  void Prepare(const T* records, int first_slot, int count) override {
+    keys_.Prepare(key_fn_, records, first_slot, count, *this->backend_);
+  }
   void CollectPrepared(const T& r, int slot) override {
     keys_.SetCurrent(slot, *this->backend_);
     Process(r);

@@ -22,22 +22,25 @@ class Output : public OutputBase {
 };
 
 // An operator input that takes the key of a record before it processes the record (a
-// keyed operator). RecordReader deserializes up to kSlots records ahead of the one it
-// hands over: it calls Prepare for each as it reads it, in one of kSlots slots, and
-// CollectPrepared with the same slot, in the same order. Prepare computes the key,
-// its hash code and key group once (off the dependency chain of the records before it)
-// and, when the state has outgrown the caches, starts loading the key's state entries,
-// so that a record's cache misses overlap the processing of the records before it.
-// CollectPrepared(record, slot) does what Collect(record) does. StartBuffer comes before
-// the first Prepare of each buffer, and forgets what earlier buffers prepared.
+// keyed operator). RecordReader deserializes records a batch ahead of the ones it hands
+// over: it reads a batch of up to kBatch records into one half of kSlots slots and calls
+// Prepare for them, then CollectPrepared for each record of the batch before, in the
+// other half, in order. Prepare computes each key, its hash code and key group once
+// (away from the processing of the records before it) and, when the state has outgrown
+// the caches, starts loading the keys' state entries, so that a record's cache misses
+// overlap the processing of the records before it. CollectPrepared(record, slot) does
+// what Collect(record) does. StartBuffer comes before the first Prepare of each buffer,
+// and forgets what earlier buffers prepared.
 template <class T>
 class KeyedInput {
  public:
-  static constexpr int kSlots = 8;
+  static constexpr int kBatch = 8;
+  static constexpr int kSlots = 2 * kBatch;
   virtual ~KeyedInput() = default;
   virtual void StartBuffer() = 0;
-  // `record` stays where it is, unchanged, until CollectPrepared of the same slot.
-  virtual void Prepare(const T& record, int slot) = 0;
+  // Prepares records[0, count) in slots [first_slot, first_slot + count). Each record
+  // stays where it is, unchanged, until CollectPrepared of its slot.
+  virtual void Prepare(const T* records, int first_slot, int count) = 0;
   virtual void CollectPrepared(const T& record, int slot) = 0;
 };
 

@@ -145,7 +145,7 @@ std::vector<K> CurrentKeysPrepared(const std::vector<Event>& events, KeyF key_fn
   keys.Start(states);
   const int n = static_cast<int>(events.size());
   REQUIRE(n <= weir::KeyedInput<Event>::kSlots);
-  for (int slot = 0; slot < n; ++slot) keys.Prepare(key_fn, events[slot], slot, states);
+  keys.Prepare(key_fn, events.data(), 0, n, states);
   std::vector<K> current;
   for (int slot = 0; slot < n; ++slot) {
     keys.SetCurrent(slot, states);
@@ -178,6 +178,6 @@ TEST_CASE("prepared keys: a key of another subtask's key group is refused when i
   int64_t outside = 0;
   while (weir::KeyGroupOf(outside, 128) <= 63) ++outside;
   keys.Start(states);
-  keys.Prepare(identity, outside, 0, states);  // preparing (and prefetching) is only a hint
+  keys.Prepare(identity, &outside, 0, 1, states);  // preparing (and prefetching) is only a hint
   CHECK_THROWS_AS(keys.SetCurrent(0, states), std::logic_error);
 }
