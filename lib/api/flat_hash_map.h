@@ -27,6 +27,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "lib/common/table_memory.h"
+
 namespace weir {
 
 template <class K, class V, class Hash, class Eq>
@@ -273,14 +275,42 @@ class FlatHashMap {
     --size_;
   }
 
+  // An array of free slots, in table memory (large arrays in huge pages).
+  class SlotArray {
+   public:
+    SlotArray() = default;
+    explicit SlotArray(size_t n) : slots_(static_cast<Slot*>(AllocateTableMemory(n * sizeof(Slot)))), n_(n) {
+      std::uninitialized_value_construct_n(slots_, n);
+    }
+    SlotArray(SlotArray&& other) noexcept { swap(other); }
+    SlotArray& operator=(SlotArray&& other) noexcept {
+      SlotArray gone(std::move(*this));
+      swap(other);
+      return *this;
+    }
+    ~SlotArray() { FreeTableMemory(slots_, n_ * sizeof(Slot)); }  // Slot is trivially destructible
+    void swap(SlotArray& other) noexcept {
+      std::swap(slots_, other.slots_);
+      std::swap(n_, other.n_);
+    }
+    Slot& operator[](size_t i) const { return slots_[i]; }
+    Slot* get() const { return slots_; }
+    void reset() { SlotArray gone(std::move(*this)); }
+
+   private:
+    Slot* slots_ = nullptr;
+    size_t n_ = 0;
+  };
+  static_assert(std::is_trivially_destructible_v<Slot>);
+
   void Allocate(size_t n) {
-    slots_ = std::make_unique<Slot[]>(n);
+    slots_ = SlotArray(n);
     capacity_ = n;
     shift_ = 64 - static_cast<unsigned>(std::countr_zero(n));
   }
 
   void Grow() {
-    std::unique_ptr<Slot[]> old = std::move(slots_);
+    SlotArray old = std::move(slots_);
     const size_t old_capacity = capacity_;
     Allocate(old_capacity == 0 ? kMinSlots : old_capacity * 2);
     const size_t mask = capacity_ - 1;
@@ -295,7 +325,7 @@ class FlatHashMap {
     }
   }
 
-  std::unique_ptr<Slot[]> slots_;  // capacity_ slots, a power of two, or none
+  SlotArray slots_;  // capacity_ slots, a power of two, or none
   size_t capacity_ = 0;
   size_t size_ = 0;
   unsigned shift_ = 64;  // 64 - log2(capacity_)
