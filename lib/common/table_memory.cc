@@ -15,6 +15,8 @@ namespace weir {
 namespace {
 
 constexpr size_t kHugePage = 2 * 1024 * 1024;
+constexpr size_t kSmallPage = 4096;
+constexpr size_t kReleasedBlockBytes = 256 * 1024;  // smaller freed blocks stay mapped
 constexpr size_t kBlocksPerChunk = 8;  // for blocks of more than kHugePage / 8
 
 size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -65,6 +67,14 @@ class Pool {
     }
     c->free.push_back((at - c->base) / block);
     partial_[block].insert(c->base);
+    // A large block's pages go back to the system now (taken again, zeroed, when the
+    // block is reused): blocks of maps that grew are freed in no order, and their chunks
+    // would otherwise hold them until each chunk's last block goes.
+    if (block >= kReleasedBlockBytes) {
+      const uintptr_t first = RoundUp(at, kSmallPage);
+      const uintptr_t last = (at + block) / kSmallPage * kSmallPage;
+      if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+    }
   }
 
   TableMemoryStats Stats() {

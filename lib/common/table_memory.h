@@ -8,8 +8,9 @@
 // blocks come from operator new.
 //
 // Blocks of one size share chunks; a freed block is reused for the next block of its
-// size, and a chunk goes back to the system when its last block is freed. A chunk's
-// pages are only taken as its blocks are first touched.
+// size, and a chunk goes back to the system when its last block is freed (the pages of a
+// freed block of 256 KB or more go back at once). A chunk's pages are only taken as its
+// blocks are first touched.
 //
 // Thread-safe: a table's copy may be freed on another thread than the one that made it.
 
