@@ -125,6 +125,7 @@ class KeyedOperatorBase : public virtual StreamOperatorBase {
     snap.keyed = backend_->backend().Snapshot(options);
     return snap;
   }
+  KeyedStates<K>& keyed_states() { return *backend_; }
 
  protected:
   std::unique_ptr<KeyedStates<K>> backend_;
@@ -161,13 +162,40 @@ class KeyedTimerOperatorBase : public KeyedOperatorBase<K>, public WithOutput<Ou
   std::unique_ptr<TimerService<K>> timers_;
 };
 
+// The input of a keyed operator whose records carry their key (key selector KeyF):
+// records one by one (Collect) or prepared by the reader (KeyedInput). Either way it
+// makes the record's key current and hands the record to Derived::Process.
+template <class Derived, class K, class T, class KeyF>
+class KeyedOperatorInput : public Output<T>, public KeyedInput<T> {
+ public:
+  explicit KeyedOperatorInput(KeyF key_fn) : key_fn_(std::move(key_fn)) {}
+  void Collect(const T& r) override {
+    States().SetCurrentKey(key_fn_(r));
+    static_cast<Derived*>(this)->Process(r);
+  }
+  void StartBuffer() override { keys_.Start(States()); }
+  void Prepare(const T* records, int first_slot, int count) override {
+    keys_.Prepare(key_fn_, records, first_slot, count, States());
+  }
+  void CollectPrepared(const T& r, int slot) override {
+    keys_.SetCurrent(slot, States());
+    static_cast<Derived*>(this)->Process(r);
+  }
+
+ private:
+  KeyedStates<K>& States() { return static_cast<Derived*>(this)->keyed_states(); }
+
+  KeyF key_fn_;
+  PreparedKeys<K, T, KeyF> keys_;
+};
+
 template <class K, class In, class Out, class KeyF, class Fn>
 class KeyedProcessOperator final
     : public KeyedTimerOperatorBase<K, Out, KeyedProcessOperator<K, In, Out, KeyF, Fn>>,
-      public Output<In>,
-      public KeyedInput<In> {
+      public KeyedOperatorInput<KeyedProcessOperator<K, In, Out, KeyF, Fn>, K, In, KeyF> {
  public:
-  KeyedProcessOperator(KeyF key_fn, Fn fn) : key_fn_(std::move(key_fn)), fn_(std::move(fn)) {}
+  KeyedProcessOperator(KeyF key_fn, Fn fn)
+      : KeyedOperatorInput<KeyedProcessOperator, K, In, KeyF>(std::move(key_fn)), fn_(std::move(fn)) {}
   OutputBase* Input() override { return static_cast<Output<In>*>(this); }
   void InitializeState() override { InitializeFunctionState(fn_, *this->keyed_context_); }
   void Open() override {
@@ -175,18 +203,6 @@ class KeyedProcessOperator final
     fn_.Open(*this->keyed_context_);
   }
   void Close() override { fn_.Close(); }
-  void Collect(const In& r) override {
-    this->backend_->SetCurrentKey(key_fn_(r));
-    Process(r);
-  }
-  void StartBuffer() override { keys_.Start(*this->backend_); }
-  void Prepare(const In* records, int first_slot, int count) override {
-    keys_.Prepare(key_fn_, records, first_slot, count, *this->backend_);
-  }
-  void CollectPrepared(const In& r, int slot) override {
-    keys_.SetCurrent(slot, *this->backend_);
-    Process(r);
-  }
   void FireTimer(int64_t ts, const K& key, TimeDomain domain) { fn_.OnTimer(ts, key, domain, *this->out_); }
   OperatorSnapshot SnapshotState(const SnapshotOptions& options) override {
     SnapshotFunctionState(fn_, options.checkpoint_id);
@@ -196,11 +212,11 @@ class KeyedProcessOperator final
   void NotifyCheckpointAborted(int64_t id) override { NotifyFunctionAborted(fn_, id); }
 
  private:
+  friend class KeyedOperatorInput<KeyedProcessOperator, K, In, KeyF>;
+  // Processes `r` under its key, the current key.
   void Process(const In& r) { fn_.ProcessElement(r, this->backend_->current_key(), *this->out_); }
 
-  KeyF key_fn_;
   Fn fn_;
-  PreparedKeys<K, In, KeyF> keys_;
 };
 
 // Rolling reduce per key (Flink's KeyedStream.reduce): emits the reduced value
@@ -209,29 +225,17 @@ class KeyedProcessOperator final
 template <class K, class T, class KeyF, class F>
 class ReduceOperator final : public KeyedOperatorBase<K>,
                              public WithOutput<T>,
-                             public Output<T>,
-                             public KeyedInput<T> {
+                             public KeyedOperatorInput<ReduceOperator<K, T, KeyF, F>, K, T, KeyF> {
  public:
-  ReduceOperator(KeyF key_fn, F f) : key_fn_(std::move(key_fn)), f_(std::move(f)) {}
+  ReduceOperator(KeyF key_fn, F f) : KeyedOperatorInput<ReduceOperator, K, T, KeyF>(std::move(key_fn)), f_(std::move(f)) {}
   OutputBase* Input() override { return static_cast<Output<T>*>(this); }
   void Open() override {
     state_ = &this->keyed_context_->template GetState<T>("_reduce");
     heap_state_ = dynamic_cast<heap_internal::HeapValueState<K, T>*>(state_);
   }
-  void Collect(const T& r) override {
-    this->backend_->SetCurrentKey(key_fn_(r));
-    Process(r);
-  }
-  void StartBuffer() override { keys_.Start(*this->backend_); }
-  void Prepare(const T* records, int first_slot, int count) override {
-    keys_.Prepare(key_fn_, records, first_slot, count, *this->backend_);
-  }
-  void CollectPrepared(const T& r, int slot) override {
-    keys_.SetCurrent(slot, *this->backend_);
-    Process(r);
-  }
 
  private:
+  friend class KeyedOperatorInput<ReduceOperator, K, T, KeyF>;
   // Processes `r` under its key, the current key.
   void Process(const T& r) {
     if (heap_state_) {
@@ -263,11 +267,9 @@ class ReduceOperator final : public KeyedOperatorBase<K>,
     }
   }
 
-  KeyF key_fn_;
   F f_;
   ValueState<T>* state_ = nullptr;
   heap_internal::HeapValueState<K, T>* heap_state_ = nullptr;  // state_, when on the heap
-  PreparedKeys<K, T, KeyF> keys_;
 };
 
 template <class T, class S>

@@ -25,7 +25,6 @@ size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 struct Chunk {
   uintptr_t base = 0;
   size_t bytes = 0;
-  size_t block = 0;
   size_t capacity = 0;    // blocks
   size_t used = 0;        // blocks handed out
   size_t untouched = 0;   // blocks from here on were never handed out
@@ -103,8 +102,7 @@ class Pool {
     auto c = std::make_unique<Chunk>();
     c->base = base;
     c->bytes = bytes;
-    c->block = block;
-    c->capacity = bytes / block;
+      c->capacity = bytes / block;
     Chunk* raw = c.get();
     chunks_.emplace(base, std::move(c));
     partial_[block].insert(base);
