@@ -27,14 +27,6 @@ namespace weir {
 
 namespace bytes_internal {
 
-template <class T>
-std::string_view Serialize(const T& v, Bytes* scratch) {
-  scratch->clear();
-  DataOutput out(scratch);
-  Serializer<T>::Write(out, v);
-  return {reinterpret_cast<const char*>(scratch->data()), scratch->size()};
-}
-
 // A typed state over a byte-level backend.
 class StateBase {
  public:
@@ -51,7 +43,7 @@ class ValueStateOnBytes final : public StateBase, public ValueState<V> {
     heap_internal::ParseSerialized(value_, &v);
     return v;
   }
-  void Update(const V& v) override { b_->Put(id_, Serialize(v, &scratch_)); }
+  void Update(const V& v) override { b_->Put(id_, SerializeInto(v, &scratch_)); }
   void Clear() override { b_->Delete(id_); }
 
  private:
@@ -75,7 +67,7 @@ class ListStateOnBytes final : public StateBase, public ListState<V> {
     });
     return out;
   }
-  void Add(const V& v) override { b_->Append(id_, Serialize(v, &scratch_)); }
+  void Add(const V& v) override { b_->Append(id_, SerializeInto(v, &scratch_)); }
   void AddAll(const std::vector<V>& vs) override {
     for (const auto& v : vs) Add(v);
   }
@@ -86,7 +78,7 @@ class ListStateOnBytes final : public StateBase, public ListState<V> {
     }
     value_.clear();
     for (const auto& v : vs) {
-      std::string_view e = Serialize(v, &scratch_);
+      std::string_view e = SerializeInto(v, &scratch_);
       AppendVarint(&value_, e.size());
       value_.append(e);
     }
@@ -106,17 +98,17 @@ class MapStateOnBytes final : public StateBase, public MapState<UK, UV> {
  public:
   MapStateOnBytes(BytesKeyedStateBackend* b, int id) : b_(b), id_(id) {}
   std::optional<UV> Get(const UK& key) override {
-    if (!b_->MapGet(id_, Serialize(key, &scratch_), &value_)) return std::nullopt;
+    if (!b_->MapGet(id_, SerializeInto(key, &scratch_), &value_)) return std::nullopt;
     UV v{};
     heap_internal::ParseSerialized(value_, &v);
     return v;
   }
   void Put(const UK& key, const UV& value) override {
-    std::string k(Serialize(key, &scratch_));
-    b_->MapPut(id_, k, Serialize(value, &scratch_));
+    std::string k(SerializeInto(key, &scratch_));
+    b_->MapPut(id_, k, SerializeInto(value, &scratch_));
   }
-  void Remove(const UK& key) override { b_->MapRemove(id_, Serialize(key, &scratch_)); }
-  bool Contains(const UK& key) override { return b_->MapContains(id_, Serialize(key, &scratch_)); }
+  void Remove(const UK& key) override { b_->MapRemove(id_, SerializeInto(key, &scratch_)); }
+  bool Contains(const UK& key) override { return b_->MapContains(id_, SerializeInto(key, &scratch_)); }
   std::vector<std::pair<UK, UV>> Entries() override {
     std::vector<std::pair<UK, UV>> out;
     b_->MapForEach(id_, [&](std::string_view k, std::string_view v) {
@@ -150,7 +142,7 @@ class ReducingStateOnBytes final : public StateBase, public ReducingState<V> {
   }
   void Add(const V& value) override {
     auto current = Get();
-    b_->Put(id_, Serialize(current ? reduce_(*current, value) : value, &scratch_));
+    b_->Put(id_, SerializeInto(current ? reduce_(*current, value) : value, &scratch_));
   }
   void Clear() override { b_->Delete(id_); }
 
@@ -174,7 +166,7 @@ class AggregatingStateOnBytes final : public StateBase, public AggregatingState<
   void Add(const In& value) override {
     auto acc = Accumulator();
     Acc next = fn_.add(value, acc ? std::move(*acc) : fn_.create_accumulator());
-    b_->Put(id_, Serialize(next, &scratch_));
+    b_->Put(id_, SerializeInto(next, &scratch_));
   }
   void Clear() override { b_->Delete(id_); }
 
@@ -221,7 +213,7 @@ class KeyedStates {
     }
     if (!range_.Contains(kg)) [[unlikely]] ThrowKeyGroupOutOfRange(kg, range_);
     current_key_ = key;
-    bytes_->SetCurrentKey(bytes_internal::Serialize(key, &key_bytes_), kg);
+    bytes_->SetCurrentKey(SerializeInto(key, &key_bytes_), kg);
   }
   const K& current_key() const { return bytes_ ? current_key_ : heap_->current_key(); }
   int max_parallelism() const { return max_parallelism_; }

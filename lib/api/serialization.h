@@ -20,6 +20,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <unordered_map>
@@ -27,6 +28,30 @@
 #include <vector>
 
 namespace weir {
+
+// memcpy for the short copies of serialization (words, small fields), inline: a call
+// to memcpy with a size known only at run time costs more than the copy itself.
+inline void CopyBytes(uint8_t* to, const uint8_t* from, size_t n) {
+  if (n >= 8) {
+    if (n > 16) {
+      std::memcpy(to, from, n);
+      return;
+    }
+    uint64_t head, tail;  // may overlap: both are read before either is written
+    std::memcpy(&head, from, 8);
+    std::memcpy(&tail, from + n - 8, 8);
+    std::memcpy(to, &head, 8);
+    std::memcpy(to + n - 8, &tail, 8);
+  } else if (n >= 4) {
+    uint32_t head, tail;
+    std::memcpy(&head, from, 4);
+    std::memcpy(&tail, from + n - 4, 4);
+    std::memcpy(to, &head, 4);
+    std::memcpy(to + n - 4, &tail, 4);
+  } else {
+    for (size_t i = 0; i < n; ++i) to[i] = from[i];
+  }
+}
 
 // Writes to a byte vector it does not own, in one of two ways:
 // - DataOutput(&buf) appends: buf's size is its content, each write grows it;
@@ -37,6 +62,7 @@ namespace weir {
 class DataOutput {
  public:
   explicit DataOutput(std::vector<uint8_t>* buf) : buf_(buf) {}
+  // In place: needs *used <= buf->size().
   DataOutput(std::vector<uint8_t>* buf, size_t* used)
       : buf_(buf), used_(used), pos_(buf->data() + *used), end_(buf->data() + buf->size()) {}
   ~DataOutput() {
@@ -47,7 +73,7 @@ class DataOutput {
 
   void WriteBytes(const void* p, size_t n) {
     if (static_cast<size_t>(end_ - pos_) >= n) [[likely]] {
-      if (n > 0) std::memcpy(pos_, p, n);
+      CopyBytes(pos_, static_cast<const uint8_t*>(p), n);
       pos_ += n;
       return;
     }
@@ -64,6 +90,10 @@ class DataOutput {
     WriteSlow(&v, sizeof(T));
   }
   void WriteVarint(uint64_t v) {
+    if (v < 0x80 && pos_ != end_) [[likely]] {
+      *pos_++ = static_cast<uint8_t>(v);
+      return;
+    }
     uint8_t bytes[10];
     size_t n = 0;
     while (v >= 0x80) {
@@ -114,7 +144,7 @@ class DataInput {
   const uint8_t* position() const { return p_; }
   void ReadBytes(void* out, size_t n) {
     Need(n);
-    std::memcpy(out, p_, n);
+    CopyBytes(static_cast<uint8_t*>(out), p_, n);
     p_ += n;
   }
   template <class T>
@@ -126,6 +156,7 @@ class DataInput {
     return v;
   }
   uint64_t ReadVarint() {
+    if (p_ != end_ && *p_ < 0x80) [[likely]] return *p_++;
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       Need(1);
@@ -288,6 +319,18 @@ std::vector<uint8_t> SerializeToBytes(const T& v) {
   DataOutput out(&buf);
   Serializer<T>::Write(out, v);
   return buf;
+}
+// The bytes of v, written into *scratch: valid until scratch is written again. Writes
+// in place, so a scratch reused from call to call keeps its size and grows only for a
+// larger value.
+template <class T>
+std::string_view SerializeInto(const T& v, std::vector<uint8_t>* scratch) {
+  size_t used = 0;
+  {
+    DataOutput out(scratch, &used);
+    Serializer<T>::Write(out, v);
+  }
+  return {reinterpret_cast<const char*>(scratch->data()), used};
 }
 template <class T>
 T DeserializeFromBytes(const std::vector<uint8_t>& bytes) {

@@ -77,3 +77,29 @@ TEST_CASE("serialization: many records in one buffer read back in order", "[api]
   }
   CHECK(expected == 1000);
 }
+
+TEST_CASE("serialization: strings of every short length, appended and written in place", "[api]") {
+  // Short copies and one-byte lengths take fast paths: every size around their edges.
+  for (size_t n = 0; n <= 300; ++n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += static_cast<char>('a' + (i * 7 + n) % 26);
+    std::vector<uint8_t> expected;
+    for (uint64_t v = n; ; v >>= 7) {  // LEB128 length, then the bytes
+      expected.push_back(static_cast<uint8_t>(v >= 0x80 ? (v & 0x7f) | 0x80 : v));
+      if (v < 0x80) break;
+    }
+    expected.insert(expected.end(), s.begin(), s.end());
+    CHECK(weir::SerializeToBytes(s) == expected);
+
+    std::vector<uint8_t> scratch(n % 5);  // in place, room for some of it or none
+    std::string_view bytes = weir::SerializeInto(s, &scratch);
+    CHECK(std::vector<uint8_t>(bytes.begin(), bytes.end()) == expected);
+    bytes = weir::SerializeInto(std::make_pair(s, int64_t{7}), &scratch);  // the same scratch again
+    weir::DataInput in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                       reinterpret_cast<const uint8_t*>(bytes.data()) + bytes.size());
+    std::pair<std::string, int64_t> back;
+    weir::Serializer<std::pair<std::string, int64_t>>::Read(in, back);
+    CHECK(in.AtEnd());
+    CHECK(back == std::make_pair(s, int64_t{7}));
+  }
+}
