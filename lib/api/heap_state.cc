@@ -46,21 +46,25 @@ Result<std::vector<KeyedStateHandle>> HeapSnapshot::Write(SnapshotOutput& out) {
   }
   WEIR_ASSIGN_OR_RETURN(std::unique_ptr<StateOutputStream> stream, out.Create(StateScope::kExclusive));
   KeyGroupsWriter writer(range_, std::move(states), std::move(stream));
-  std::vector<std::string> rows(canonical.size());
+  std::vector<std::string_view> rows(canonical.size());
   for (int i = 0; i < range_.size(); ++i) {
     if (out.cancelled()) return Status::Aborted("the checkpoint was aborted");
     for (size_t s = 0; s < canonical.size(); ++s) {
       Table* t = canonical[s];
-      rows[s].clear();
+      rows[s] = {};
       if (t->pinned) {
-        t->pinned->WriteKeyGroup(i, &rows[s]);
-        t->pinned->Release(i);
+        rows[s] = t->pinned->KeyGroupRows(i);
       } else {
         auto it = t->restored->key_groups.find(range_.start + i);
-        if (it != t->restored->key_groups.end()) rows[s].assign(it->second.begin(), it->second.end());
+        if (it != t->restored->key_groups.end()) {
+          rows[s] = {reinterpret_cast<const char*>(it->second.data()), it->second.size()};
+        }
       }
     }
     WEIR_RETURN_IF_ERROR(writer.AddKeyGroup(rows));
+    for (Table* t : canonical) {
+      if (t->pinned) t->pinned->Release(i);
+    }
   }
   std::vector<KeyedStateHandle> handles;
   WEIR_ASSIGN_OR_RETURN(KeyedStateHandle handle, writer.Finish());

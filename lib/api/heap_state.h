@@ -45,8 +45,9 @@ namespace weir {
 class KeyedTableSnapshot {
  public:
   virtual ~KeyedTableSnapshot() = default;
-  // Appends the canonical rows of key group index `kg_index` (kg - range.start).
-  virtual void WriteKeyGroup(int kg_index, std::string* rows) = 0;
+  // The canonical rows of key group index `kg_index` (kg - range.start): valid until
+  // Release(kg_index).
+  virtual std::string_view KeyGroupRows(int kg_index) = 0;
   // The snapshot is done with that key group: the task may change it in place again.
   virtual void Release(int kg_index) = 0;
 };
@@ -84,7 +85,9 @@ namespace heap_internal {
 // on the snapshots read the rows and the task changes the map in place. When keys and
 // values are trivially copyable, the task does not write the rows itself: it copies the
 // group's map as it is (its slot array, far cheaper than rows), and the writer turns
-// the copy into rows on its own thread.
+// the copy into rows on its own thread. Other entries are written as rows by the task:
+// copying them entry by entry, then destroying the copy, costs more than the rows, and
+// on a machine whose cores are all busy the writer's work is not free either.
 template <class K, class S, class Codec>
 class KeyGroupedMap {
  public:
@@ -103,6 +106,8 @@ class KeyGroupedMap {
     std::mutex mu;
     std::string rows;             // guarded by mu
     std::unique_ptr<Map> frozen;  // guarded by mu: the pinned map, copied by the task
+    // The size of the rows written last: the next rows reserve about as much.
+    std::atomic<size_t> rows_hint{0};
 
     // The entry found last, with its key's hash code (nullptr: none), so that a hot key
     // is found without a walk of the map. Only the task thread touches it. Entries of a
@@ -173,17 +178,19 @@ class KeyGroupedMap {
         fresh->map = std::move(g->map);  // the entries stay where they are
         fresh->last = g->last;
         fresh->last_hash = g->last_hash;
+        fresh->rows_hint.store(g->rows_hint.load(std::memory_order_relaxed), std::memory_order_relaxed);
         g = std::move(fresh);
       }
       g->pins.fetch_add(1, std::memory_order_relaxed);
     }
     return groups_;
   }
-  // Writer thread: appends the rows of a group this snapshot pinned.
-  static void WritePinned(Group& g, std::string* rows) {
+  // Writer thread: the rows of a group this snapshot pinned. They stay as they are while
+  // the pin does: once serialized, `rows` only changes when the last pin goes.
+  static std::string_view PinnedRows(Group& g) {
     Serialize(g);
     std::lock_guard lock(g.mu);
-    rows->append(g.rows);
+    return g.rows;
   }
   // Writer thread (or the task, when a snapshot is dropped): this snapshot is done with
   // the group.
@@ -219,12 +226,12 @@ class KeyGroupedMap {
     std::lock_guard lock(g.mu);
     if (g.serialized.load(std::memory_order_relaxed)) {
       if (g.frozen) {
-        WriteRows(*g.frozen, &g.rows);
+        WriteRows(*g.frozen, g);
         g.frozen.reset();
       }
       return;
     }
-    WriteRows(g.map, &g.rows);
+    WriteRows(g.map, g);
     g.serialized.store(true, std::memory_order_release);
   }
   // Task: the group is pinned and about to change; the snapshots keep what was pinned.
@@ -238,9 +245,13 @@ class KeyGroupedMap {
       Serialize(g);
     }
   }
-  static void WriteRows(const Map& map, std::string* rows) {
+  // Under g.mu: writes `map` (the group's, or its frozen copy) into g.rows.
+  static void WriteRows(const Map& map, Group& g) {
+    const size_t hint = g.rows_hint.load(std::memory_order_relaxed);
+    g.rows.reserve(hint + hint / 8);
     Bytes scratch;
-    for (const auto& [k, v] : map) Codec::Write(k, v, rows, &scratch);
+    for (const auto& [k, v] : map) Codec::Write(k, v, &g.rows, &scratch);
+    g.rows_hint.store(g.rows.size(), std::memory_order_relaxed);
   }
   static S* FindInGroup(Group& g, const HashedKeyRef<K>& key) {
     if (g.last != nullptr && g.last_hash == key.hash_code && KeyEqual<K>{}(g.last->first, key.key)) {
@@ -258,10 +269,7 @@ class KeyGroupedMap {
 
 template <class T>
 void AppendSerialized(std::string* out, const T& v, Bytes* scratch) {
-  scratch->clear();
-  DataOutput o(scratch);
-  Serializer<T>::Write(o, v);
-  out->append(reinterpret_cast<const char*>(scratch->data()), scratch->size());
+  out->append(SerializeInto(v, scratch));
 }
 
 template <class T>
@@ -278,17 +286,35 @@ template <class K, class V>
 struct ValueCodec {
   // The row {varint-prefixed key} -> value, serialized once into scratch.
   static void Write(const K& key, const V& value, std::string* out, Bytes* scratch) {
-    scratch->clear();
-    DataOutput o(scratch);
-    Serializer<K>::Write(o, key);
-    const size_t key_size = scratch->size();
-    Serializer<V>::Write(o, value);
-    const char* bytes = reinterpret_cast<const char*>(scratch->data());
-    AppendVarint(out, VarintSize(key_size) + key_size);
-    AppendVarint(out, key_size);
-    out->append(bytes, key_size);
-    AppendVarint(out, scratch->size() - key_size);
-    out->append(bytes + key_size, scratch->size() - key_size);
+    // The row's three varints go in front of the serialized key and value: room for
+    // them is kept at the start of scratch, and the row is appended in one piece.
+    constexpr size_t kHead = 30;
+    if (scratch->size() < kHead + 64) scratch->resize(kHead + 64);
+    size_t used = kHead;
+    size_t key_size;
+    {
+      DataOutput o(scratch, &used);
+      Serializer<K>::Write(o, key);
+      key_size = o.size() - kHead;
+      Serializer<V>::Write(o, value);
+    }
+    uint8_t* bytes = scratch->data();
+    const size_t value_size = used - kHead - key_size;
+    // The value's length varint sits between key and value: move the key back by its size
+    // (CopyBytes reads a short key whole before it writes).
+    const size_t value_varint = VarintSize(value_size);
+    if (key_size <= 16) {
+      CopyBytes(bytes + kHead - value_varint, bytes + kHead, key_size);
+    } else {
+      std::memmove(bytes + kHead - value_varint, bytes + kHead, key_size);
+    }
+    WriteVarintAt(bytes + kHead - value_varint + key_size, value_size);
+    size_t begin = kHead - value_varint - VarintSize(key_size);
+    WriteVarintAt(bytes + begin, key_size);
+    const size_t row_key_size = VarintSize(key_size) + key_size;
+    begin -= VarintSize(row_key_size);
+    WriteVarintAt(bytes + begin, row_key_size);
+    out->append(reinterpret_cast<const char*>(bytes + begin), used - begin);
   }
   template <class Map>
   static void Read(std::string_view row_key, std::string_view value, Map& map) {
@@ -523,7 +549,7 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
       ~Pinned() override {
         for (size_t i = 0; i < groups_.size(); ++i) Release(static_cast<int>(i));
       }
-      void WriteKeyGroup(int kg, std::string* rows) override { GroupedMap::WritePinned(*groups_[kg], rows); }
+      std::string_view KeyGroupRows(int kg) override { return GroupedMap::PinnedRows(*groups_[kg]); }
       void Release(int kg) override {
         if (!groups_[kg]) return;
         GroupedMap::Unpin(*groups_[kg]);

@@ -13,7 +13,7 @@ KeyGroupsWriter::KeyGroupsWriter(KeyGroupRange range, std::vector<StateMeta> sta
   handle_.key_groups.states = std::move(states);
 }
 
-Status KeyGroupsWriter::AddKeyGroup(const std::vector<std::string>& rows_per_state) {
+Status KeyGroupsWriter::AddKeyGroup(const std::vector<std::string_view>& rows_per_state) {
   KeyGroupsHandle& kg = handle_.key_groups;
   if (rows_per_state.size() != kg.states.size()) {
     return Status::Internal("a key group section needs the rows of " + std::to_string(kg.states.size()) +
@@ -23,7 +23,7 @@ Status KeyGroupsWriter::AddKeyGroup(const std::vector<std::string>& rows_per_sta
     return Status::Internal("more key groups than the range " + std::to_string(kg.range.start) + ".." + std::to_string(kg.range.end) + " holds");
   }
   section_.clear();
-  for (const auto& rows : rows_per_state) {
+  for (std::string_view rows : rows_per_state) {
     AppendVarint(&section_, rows.size());
     section_.append(rows);
   }

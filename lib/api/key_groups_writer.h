@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lib/api/key_groups.h"
@@ -20,7 +21,7 @@ class KeyGroupsWriter {
 
   // The section of the next key group of the range (they come in order): the canonical
   // rows of each state, in the order of `states`.
-  Status AddKeyGroup(const std::vector<std::string>& rows_per_state);
+  Status AddKeyGroup(const std::vector<std::string_view>& rows_per_state);
   // After every key group of the range was added.
   Result<KeyedStateHandle> Finish();
 

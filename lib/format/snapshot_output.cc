@@ -25,7 +25,6 @@ class Stream final : public StateOutputStream {
   Stream(std::string path, uint64_t max_inline) : path_(std::move(path)), max_inline_(max_inline) {}
 
   Status Append(std::string_view data) override {
-    crc_ = Crc32c(data.data(), data.size(), crc_);
     size_ += data.size();
     if (!file_ && buffer_.size() + data.size() <= max_inline_ && max_inline_ > 0) {
       buffer_.append(data);
@@ -44,8 +43,8 @@ class Stream final : public StateOutputStream {
   Result<StreamHandle> Close() override {
     StreamHandle h;
     h.size = size_;
-    h.crc = crc_;
     if (!file_ && max_inline_ > 0 && size_ <= max_inline_) {
+      h.crc = Crc32c(buffer_.data(), buffer_.size());
       h.data.assign(buffer_.begin(), buffer_.end());
       return h;
     }
@@ -57,6 +56,7 @@ class Stream final : public StateOutputStream {
                              std::to_string(size_));
     }
     h.path = path_;
+    h.crc = written.crc32c;  // the file system's checksum of every byte: none is computed twice
     return h;
   }
 
@@ -66,7 +66,6 @@ class Stream final : public StateOutputStream {
   std::string buffer_;
   std::unique_ptr<WritableFile> file_;
   uint64_t size_ = 0;
-  uint32_t crc_ = 0;
 };
 
 class DirectoryOutput final : public CancellableSnapshotOutput {

@@ -218,7 +218,7 @@ class FullSnapshot final : public AsyncKeyedSnapshot {
         }
         WEIR_RETURN_IF_ERROR(FromRocks(it->status(), "reading the rocksdb state '" + states_[s].name + "'"));
       }
-      WEIR_RETURN_IF_ERROR(writer.AddKeyGroup(rows));
+      WEIR_RETURN_IF_ERROR(writer.AddKeyGroup({rows.begin(), rows.end()}));
     }
     its_.clear();
     std::vector<KeyedStateHandle> handles;

@@ -377,3 +377,41 @@ TEST_CASE("heap state: string keys find their entries with the hash code of SetC
   backend.ForEachKey("count", [&](const std::string&) { ++keys; });
   CHECK(keys == 2000);
 }
+
+TEST_CASE("heap state: the rows of a snapshot are canonical for keys and values of every length", "[api][state]") {
+  // Row = [varint row key length][varint key length][key][varint value length][value]:
+  // lengths around one and two varint bytes on both sides.
+  HeapKeyedStateBackend<std::string> backend(128, {0, 127});
+  auto& value = backend.GetValueState<std::string>("text");
+  auto key_of = [](size_t n) { return std::string(n, static_cast<char>('a' + n % 26)); };
+  auto value_of = [](size_t n) { return std::string(300 - n, 'v'); };
+  for (size_t n = 0; n <= 300; ++n) {
+    backend.SetCurrentKey(key_of(n));
+    value.Update(value_of(n));
+  }
+  auto handles = WriteSnapshot(backend.Snapshot({}));
+  auto rows = weir::ReadKeyGroups(handles, {0, 127});
+  REQUIRE(rows.ok());
+  std::map<std::string, std::string> read;
+  for (const auto& [kg, blob] : (*rows)["text"].key_groups) {
+    weir::ForEachRow(blob.data(), blob.data() + blob.size(), [&](std::string_view row_key, std::string_view v) {
+      std::string_view key_bytes, user_key;
+      weir::SplitMapRowKey(row_key, &key_bytes, &user_key);
+      CHECK(user_key.empty());
+      std::string key, text;
+      weir::heap_internal::ParseSerialized(key_bytes, &key);
+      weir::heap_internal::ParseSerialized(v, &text);
+      read[key] = text;
+    });
+  }
+  REQUIRE(read.size() == 301);
+  for (size_t n = 0; n <= 300; ++n) CHECK(read[key_of(n)] == value_of(n));
+
+  HeapKeyedStateBackend<std::string> restored(128, {0, 127});
+  restored.SetRestored(*rows);
+  auto& restored_value = restored.GetValueState<std::string>("text");
+  for (size_t n = 0; n <= 300; ++n) {
+    restored.SetCurrentKey(key_of(n));
+    CHECK(restored_value.Value() == value_of(n));
+  }
+}

@@ -91,7 +91,7 @@ TestSnapshot MakeSnapshot(const std::string& dir, int64_t id, SnapshotKind kind)
     REQUIRE(stream.ok());
     KeyGroupsWriter writer({2 * i, 2 * i + 1}, {{"count", StateKind::kValue}}, std::move(*stream));
     for (const auto& g : groups[i]) {
-      REQUIRE(writer.AddKeyGroup({g}).ok());
+      REQUIRE(writer.AddKeyGroup({std::string_view(g)}).ok());
       t.count_bytes += g.size();
     }
     auto keyed = writer.Finish();
