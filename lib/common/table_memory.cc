@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -18,6 +19,12 @@ constexpr size_t kHugePage = 2 * 1024 * 1024;
 constexpr size_t kSmallPage = 4096;
 constexpr size_t kReleasedBlockBytes = 256 * 1024;  // smaller freed blocks stay mapped
 constexpr size_t kBlocksPerChunk = 8;  // for blocks of more than kHugePage / 8
+// Empty chunks of one huge page kept mapped (at most, and never more than the chunks in
+// use), to be cut again for blocks of any size. A snapshot's copies of a heap table's
+// key groups (heap_state.h) are made and freed at every checkpoint: without spares each
+// checkpoint would map their chunks again, and the task would fault in and zero every
+// page of them.
+constexpr size_t kSpareChunks = 16;
 
 size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -60,8 +67,18 @@ class Pool {
     --blocks_;
     if (--c->used == 0) {
       partial_[block].erase(c->base);
-      munmap(reinterpret_cast<void*>(c->base), c->bytes);
+      const uintptr_t base = c->base;
+      const size_t bytes = c->bytes;
       chunks_.erase(it);
+      if (bytes == kHugePage) {
+        spare_.push_back(base);  // its pages stay: see kSpareChunks
+      } else {
+        munmap(reinterpret_cast<void*>(base), bytes);
+      }
+      while (spare_.size() > std::min(kSpareChunks, chunks_.size())) {
+        munmap(reinterpret_cast<void*>(spare_.back()), kHugePage);
+        spare_.pop_back();
+      }
       return;
     }
     c->free.push_back((at - c->base) / block);
@@ -82,6 +99,7 @@ class Pool {
     s.chunks = chunks_.size();
     for (const auto& [base, c] : chunks_) s.chunk_bytes += c->bytes;
     s.blocks = blocks_;
+    s.spare_chunks = spare_.size();
     return s;
   }
 
@@ -89,6 +107,11 @@ class Pool {
   // Maps a chunk aligned to a huge page, for blocks of `block` bytes.
   Chunk* NewChunk(size_t block) {
     const size_t bytes = RoundUp(block <= kHugePage / kBlocksPerChunk ? kHugePage : block * kBlocksPerChunk, kHugePage);
+    if (bytes == kHugePage && !spare_.empty()) {
+      const uintptr_t base = spare_.back();
+      spare_.pop_back();
+      return AddChunk(base, bytes, block);
+    }
     // Map one huge page more, then cut the unaligned head and tail off.
     void* mapped = mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapped == MAP_FAILED) throw std::bad_alloc();
@@ -98,11 +121,14 @@ class Pool {
     const uintptr_t end = start + bytes + kHugePage;
     if (end > base + bytes) munmap(reinterpret_cast<void*>(base + bytes), end - (base + bytes));
     madvise(reinterpret_cast<void*>(base), bytes, MADV_HUGEPAGE);  // a hint: ignored where THP is off
+    return AddChunk(base, bytes, block);
+  }
 
+  Chunk* AddChunk(uintptr_t base, size_t bytes, size_t block) {
     auto c = std::make_unique<Chunk>();
     c->base = base;
     c->bytes = bytes;
-      c->capacity = bytes / block;
+    c->capacity = bytes / block;
     Chunk* raw = c.get();
     chunks_.emplace(base, std::move(c));
     partial_[block].insert(base);
@@ -112,6 +138,7 @@ class Pool {
   std::mutex mu_;
   std::map<uintptr_t, std::unique_ptr<Chunk>> chunks_;        // by base address
   std::unordered_map<size_t, std::set<uintptr_t>> partial_;  // block size -> chunks with room
+  std::vector<uintptr_t> spare_;  // empty huge-page chunks kept mapped, for blocks of any size
   size_t blocks_ = 0;
 };
 

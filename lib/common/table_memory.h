@@ -9,8 +9,9 @@
 //
 // Blocks of one size share chunks; a freed block is reused for the next block of its
 // size, and a chunk goes back to the system when its last block is freed (the pages of a
-// freed block of 256 KB or more go back at once). A chunk's pages are only taken as its
-// blocks are first touched.
+// freed block of 256 KB or more go back at once), except a few chunks of one huge page
+// kept as spares, never more than the chunks in use, which are cut again for blocks of
+// any size. A chunk's pages are only taken as its blocks are first touched.
 //
 // Thread-safe: a table's copy may be freed on another thread than the one that made it.
 
@@ -30,6 +31,7 @@ struct TableMemoryStats {
   size_t chunks = 0;
   size_t chunk_bytes = 0;
   size_t blocks = 0;
+  size_t spare_chunks = 0;  // empty, kept mapped (not counted in chunks)
 };
 TableMemoryStats GetTableMemoryStats();
 

@@ -85,5 +85,45 @@ TEST_CASE("table memory: blocks made on one thread are freed on others", "[table
   CHECK(GetTableMemoryStats().chunks == before.chunks);
 }
 
+TEST_CASE("table memory: emptied chunks are kept as spares for blocks of any size, never more than those in use",
+          "[table_memory]") {
+  const TableMemoryStats before = GetTableMemoryStats();
+  REQUIRE(before.spare_chunks == 0);
+  constexpr size_t kChunk = 2 * 1024 * 1024;  // blocks this small share chunks of one huge page
+  auto allocate = [](size_t bytes, size_t chunks, unsigned char pattern) {
+    std::vector<void*> blocks;
+    for (size_t i = 0; i < chunks * (kChunk / bytes); ++i) {
+      blocks.push_back(AllocateTableMemory(bytes));
+      Fill(blocks.back(), bytes, pattern);
+    }
+    return blocks;
+  };
+  auto free_all = [](std::vector<void*>& blocks, size_t bytes, unsigned char pattern) {
+    for (void* b : blocks) {
+      CHECK(Holds(b, bytes, pattern));
+      FreeTableMemory(b, bytes);
+    }
+    blocks.clear();
+  };
+  const size_t a = 32 * 1024, b = 64 * 1024, c = 128 * 1024;
+  auto in_use = allocate(a, 3, 1);
+  auto emptied = allocate(b, 4, 2);
+  CHECK(GetTableMemoryStats().chunks == before.chunks + 7);
+
+  free_all(emptied, b, 2);  // 4 chunks emptied: 3 kept, as many as are in use
+  CHECK(GetTableMemoryStats().chunks == before.chunks + 3);
+  CHECK(GetTableMemoryStats().spare_chunks == 3);
+
+  auto reused = allocate(c, 2, 3);  // cut from 2 of the spares
+  CHECK(GetTableMemoryStats().chunks == before.chunks + 5);
+  CHECK(GetTableMemoryStats().spare_chunks == 1);
+  CHECK(Holds(in_use.front(), a, 1));
+
+  free_all(reused, c, 3);
+  free_all(in_use, a, 1);  // nothing in use: no spares either
+  CHECK(GetTableMemoryStats().chunks == before.chunks);
+  CHECK(GetTableMemoryStats().spare_chunks == 0);
+}
+
 }  // namespace
 }  // namespace weir
