@@ -53,3 +53,27 @@ TEST_CASE("crc32c: every length and alignment, and in pieces, as the byte-at-a-t
     }
   }
 }
+
+TEST_CASE("crc32c: long buffers, in the blocks computed three at a time and around their edges", "[common]") {
+  auto reference = [](const unsigned char* p, size_t n) {
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; ++i) {
+      c ^= p[i];
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? (0x82f63b78u ^ (c >> 1)) : (c >> 1);
+    }
+    return ~c;
+  };
+  std::vector<unsigned char> data(100000 + 16);
+  uint32_t x = 12345;
+  for (auto& b : data) b = static_cast<unsigned char>((x = x * 1103515245u + 12345u) >> 24);
+  for (size_t n : {size_t{767}, size_t{768}, size_t{769}, size_t{1541}, size_t{24575}, size_t{24576},
+                   size_t{24577}, size_t{49152 + 768 + 13}, size_t{100000}}) {
+    for (size_t offset : {0, 1, 7, 8}) {
+      INFO("offset " << offset << ", length " << n);
+      const uint32_t whole = weir::Crc32c(data.data() + offset, n);
+      CHECK(whole == reference(data.data() + offset, n));
+      const size_t part = n / 2 + 1;
+      CHECK(weir::Crc32c(data.data() + offset + part, n - part, weir::Crc32c(data.data() + offset, part)) == whole);
+    }
+  }
+}
