@@ -104,7 +104,7 @@ class KeyGroupedMap {
     // a writer only under mu while it is not set.
     std::atomic<bool> serialized{false};
     std::mutex mu;
-    std::string rows;             // guarded by mu
+    Bytes rows;                   // guarded by mu
     std::unique_ptr<Map> frozen;  // guarded by mu: the pinned map, copied by the task
     // The size of the rows written last: the next rows reserve about as much.
     std::atomic<size_t> rows_hint{0};
@@ -190,14 +190,14 @@ class KeyGroupedMap {
   static std::string_view PinnedRows(Group& g) {
     Serialize(g);
     std::lock_guard lock(g.mu);
-    return g.rows;
+    return {reinterpret_cast<const char*>(g.rows.data()), g.rows.size()};
   }
   // Writer thread (or the task, when a snapshot is dropped): this snapshot is done with
   // the group.
   static void Unpin(Group& g) {
     if (g.pins.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     std::lock_guard lock(g.mu);
-    std::string().swap(g.rows);
+    Bytes().swap(g.rows);
     g.frozen.reset();
     g.serialized.store(false, std::memory_order_release);
   }
@@ -248,10 +248,15 @@ class KeyGroupedMap {
   // Under g.mu: writes `map` (the group's, or its frozen copy) into g.rows.
   static void WriteRows(const Map& map, Group& g) {
     const size_t hint = g.rows_hint.load(std::memory_order_relaxed);
-    g.rows.reserve(hint + hint / 8);
-    Bytes scratch;
-    for (const auto& [k, v] : map) Codec::Write(k, v, &g.rows, &scratch);
-    g.rows_hint.store(g.rows.size(), std::memory_order_relaxed);
+    g.rows.resize(hint + hint / 8 + 64);  // room to write in place; grows when short
+    size_t used = 0;
+    {
+      Bytes scratch;
+      DataOutput out(&g.rows, &used);
+      for (const auto& [k, v] : map) Codec::Write(k, v, out, &scratch);
+    }
+    g.rows.resize(used);
+    g.rows_hint.store(used, std::memory_order_relaxed);
   }
   static S* FindInGroup(Group& g, const HashedKeyRef<K>& key) {
     if (g.last != nullptr && g.last_hash == key.hash_code && KeyEqual<K>{}(g.last->first, key.key)) {
@@ -280,41 +285,38 @@ void ParseSerialized(std::string_view bytes, T* v) {
   if (!in.AtEnd()) throw DeserializationError("trailing bytes in a state value");
 }
 
-// How entries of a table become canonical rows and back. Codec::Write(key, S, out)
-// appends the entry's rows; Codec::Read(row key, row value, map) adds a row.
+// How entries of a table become canonical rows and back. Codec::Write(key, S, out,
+// scratch) writes the entry's rows; Codec::Read(row key, row value, map) adds a row.
 template <class K, class V>
 struct ValueCodec {
-  // The row {varint-prefixed key} -> value, serialized once into scratch.
-  static void Write(const K& key, const V& value, std::string* out, Bytes* scratch) {
-    // The row's three varints go in front of the serialized key and value: room for
-    // them is kept at the start of scratch, and the row is appended in one piece.
-    constexpr size_t kHead = 30;
-    if (scratch->size() < kHead + 64) scratch->resize(kHead + 64);
-    size_t used = kHead;
-    size_t key_size;
-    {
-      DataOutput o(scratch, &used);
-      Serializer<K>::Write(o, key);
-      key_size = o.size() - kHead;
-      Serializer<V>::Write(o, value);
+  // The row {varint-prefixed key} -> value, serialized in place: its three lengths are
+  // one byte each unless the key or the value is long, so a byte is kept for each in
+  // front of the key and the value, and filled in once their sizes are known.
+  static void Write(const K& key, const V& value, DataOutput& out, Bytes* scratch) {
+    const size_t start = out.size();
+    out.WriteFixed<uint16_t>(0);  // the row key's length, then the key's
+    Serializer<K>::Write(out, key);
+    const size_t key_size = out.size() - start - 2;
+    out.WriteFixed<uint8_t>(0);  // the value's length
+    Serializer<V>::Write(out, value);
+    const size_t value_size = out.size() - start - 3 - key_size;
+    if (key_size < 127 && value_size < 128) [[likely]] {
+      uint8_t* row = out.data() + start;
+      row[0] = static_cast<uint8_t>(key_size + 1);
+      row[1] = static_cast<uint8_t>(key_size);
+      row[2 + key_size] = static_cast<uint8_t>(value_size);
+      return;
     }
-    uint8_t* bytes = scratch->data();
-    const size_t value_size = used - kHead - key_size;
-    // The value's length varint sits between key and value: move the key back by its size
-    // (CopyBytes reads a short key whole before it writes).
-    const size_t value_varint = VarintSize(value_size);
-    if (key_size <= 16) {
-      CopyBytes(bytes + kHead - value_varint, bytes + kHead, key_size);
-    } else {
-      std::memmove(bytes + kHead - value_varint, bytes + kHead, key_size);
-    }
-    WriteVarintAt(bytes + kHead - value_varint + key_size, value_size);
-    size_t begin = kHead - value_varint - VarintSize(key_size);
-    WriteVarintAt(bytes + begin, key_size);
-    const size_t row_key_size = VarintSize(key_size) + key_size;
-    begin -= VarintSize(row_key_size);
-    WriteVarintAt(bytes + begin, row_key_size);
-    out->append(reinterpret_cast<const char*>(bytes + begin), used - begin);
+    // Longer lengths take more bytes: the row is written again behind longer prefixes.
+    const uint8_t* row = out.data() + start;
+    scratch->assign(row + 2, row + 2 + key_size);
+    scratch->insert(scratch->end(), row + 3 + key_size, row + 3 + key_size + value_size);
+    out.Truncate(start);
+    out.WriteVarint(VarintSize(key_size) + key_size);
+    out.WriteVarint(key_size);
+    out.WriteBytes(scratch->data(), key_size);
+    out.WriteVarint(value_size);
+    out.WriteBytes(scratch->data() + key_size, value_size);
   }
   template <class Map>
   static void Read(std::string_view row_key, std::string_view value, Map& map) {
@@ -329,8 +331,8 @@ struct ValueCodec {
 
 template <class K, class V>
 struct ListCodec {
-  static void Write(const K& key, const std::vector<V>& list, std::string* out, Bytes* scratch) {
-    std::string k, rk, v, e;
+  static void Write(const K& key, const std::vector<V>& list, DataOutput& out, Bytes* scratch) {
+    std::string k, rk, v, e, row;
     AppendSerialized(&k, key, scratch);
     AppendRowKey(&rk, k);
     for (const auto& element : list) {
@@ -339,7 +341,8 @@ struct ListCodec {
       AppendVarint(&v, e.size());
       v.append(e);
     }
-    AppendRow(out, rk, v);
+    AppendRow(&row, rk, v);
+    out.WriteBytes(row.data(), row.size());
   }
   template <class Map>
   static void Read(std::string_view row_key, std::string_view value, Map& map) {
@@ -358,8 +361,8 @@ struct ListCodec {
 
 template <class K, class UK, class UV>
 struct MapCodec {
-  static void Write(const K& key, const std::map<UK, UV>& entries, std::string* out, Bytes* scratch) {
-    std::string k, rk, v;
+  static void Write(const K& key, const std::map<UK, UV>& entries, DataOutput& out, Bytes* scratch) {
+    std::string k, rk, v, row;
     AppendSerialized(&k, key, scratch);
     for (const auto& [uk, uv] : entries) {
       rk.clear();
@@ -367,7 +370,9 @@ struct MapCodec {
       AppendRowKey(&rk, k);
       AppendSerialized(&rk, uk, scratch);
       AppendSerialized(&v, uv, scratch);
-      AppendRow(out, rk, v);
+      row.clear();
+      AppendRow(&row, rk, v);
+      out.WriteBytes(row.data(), row.size());
     }
   }
   template <class Map>

@@ -26,15 +26,6 @@ inline void AppendVarint(std::string* out, uint64_t v) {
   out->push_back(static_cast<char>(v));
 }
 
-// Writes the VarintSize(v) bytes of v's varint at p.
-inline void WriteVarintAt(uint8_t* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<uint8_t>(v | 0x80);
-    v >>= 7;
-  }
-  *p = static_cast<uint8_t>(v);
-}
-
 // How many bytes AppendVarint writes for v.
 inline size_t VarintSize(uint64_t v) {
   size_t n = 1;

@@ -105,6 +105,16 @@ class DataOutput {
   }
   // The bytes written so far (appending: the whole vector).
   size_t size() const { return used_ ? static_cast<size_t>(pos_ - buf_->data()) : buf_->size(); }
+  // The bytes written so far, to be patched in place: valid until the next write.
+  uint8_t* data() { return buf_->data(); }
+  // Drops the bytes written from `size` (at most size()) on.
+  void Truncate(size_t size) {
+    if (used_) {
+      pos_ = buf_->data() + size;
+    } else {
+      buf_->resize(size);
+    }
+  }
 
  private:
   // Appending: grows the vector by n. In place: grows the room to hold n more bytes.
