@@ -94,14 +94,19 @@ class DataOutput {
       *pos_++ = static_cast<uint8_t>(v);
       return;
     }
-    uint8_t bytes[10];
+    uint8_t bytes[10] = {};
     size_t n = 0;
     while (v >= 0x80) {
       bytes[n++] = static_cast<uint8_t>(v | 0x80);
       v >>= 7;
     }
     bytes[n++] = static_cast<uint8_t>(v);
-    WriteBytes(bytes, n);
+    if (static_cast<size_t>(end_ - pos_) >= sizeof bytes) {
+      std::memcpy(pos_, bytes, sizeof bytes);  // whole: the n that count are in front
+      pos_ += n;
+      return;
+    }
+    WriteSlow(bytes, n);
   }
   // The bytes written so far (appending: the whole vector).
   size_t size() const { return used_ ? static_cast<size_t>(pos_ - buf_->data()) : buf_->size(); }
