@@ -50,8 +50,14 @@ struct JobEntry {
   JobEntryFn fn;
 };
 
-// ABI version of the table; the loader refuses a job built against another.
-inline constexpr int kJobApiVersion = 1;
+// The version of what a job's code shares with the runtime: the loader refuses a job
+// built against another. A job instantiates weir's templates (operators, state tables
+// and their snapshots, channel readers and writers) in its own code, and the runtime
+// calls into them through virtual interfaces and shared layouts: a change to any of
+// them must bump this, or a job built before it would call through the wrong layout.
+//   2: heap snapshots hand out their rows as views (KeyedTableSnapshot::KeyGroupRows),
+//      and the rows of a key group are bytes written in place.
+inline constexpr int kJobApiVersion = 2;
 
 struct JobTable {
   int api_version;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "lib/api/job.h"
 #include "runtime/cluster/local_dispatcher.h"
 #include "tests/runtime/cluster/test_support.h"
 
@@ -92,4 +93,12 @@ TEST_CASE("bad job files and entry points are refused with clear errors", "[inte
   auto bad_arg = dispatcher.SubmitJobFile(kNumberSum, req);
   CHECK(bad_arg.status().IsInvalidArgument());
   CHECK(bad_arg.status().message().find("'--count'") != std::string::npos);
+  // Built by an older weir: refused before any of its code runs, with the way out.
+  req.program_args = {};
+  const std::string stale_job = WEIR_BINARY_DIR "/tests/runtime/cluster/stale_job.so";
+  auto stale = dispatcher.SubmitJobFile(stale_job, req);
+  CHECK(stale.status().IsInvalidArgument());
+  CHECK(stale.status().message().find("built for job API version 1, this weir runs version " +
+                                      std::to_string(weir::kJobApiVersion)) != std::string::npos);
+  CHECK(stale.status().hint().find("rebuild the job against this weir") != std::string::npos);
 }
