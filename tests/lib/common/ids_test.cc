@@ -7,6 +7,27 @@
 
 using weir::Id16;
 
+namespace {
+
+// CRC-32C by its definition: reflected polynomial 0x82f63b78, bit by bit.
+uint32_t ReferenceCrc32c(const unsigned char* p, size_t n) {
+  uint32_t c = 0xffffffffu;
+  for (size_t i = 0; i < n; ++i) {
+    c ^= p[i];
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (0x82f63b78u ^ (c >> 1)) : (c >> 1);
+  }
+  return ~c;
+}
+
+// Crc32c of n bytes at p is the definition's, whole and continued after `split` bytes.
+void CheckCrc32c(const unsigned char* p, size_t n, size_t split) {
+  const uint32_t whole = weir::Crc32c(p, n);
+  CHECK(whole == ReferenceCrc32c(p, n));
+  CHECK(weir::Crc32c(p + split, n - split, weir::Crc32c(p, split)) == whole);
+}
+
+}  // namespace
+
 TEST_CASE("ids: 32 hex characters round-trip", "[common]") {
   Id16 a = Id16::Generate();
   auto hex = a.ToHex();
@@ -32,37 +53,17 @@ TEST_CASE("hash: murmur finalizer matches Flink's MathUtils.murmurHash", "[commo
 }
 
 TEST_CASE("crc32c: every length and alignment, and in pieces, as the byte-at-a-time definition", "[common]") {
-  // The definition: reflected polynomial 0x82f63b78, bit by bit.
-  auto reference = [](const unsigned char* p, size_t n) {
-    uint32_t c = 0xffffffffu;
-    for (size_t i = 0; i < n; ++i) {
-      c ^= p[i];
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? (0x82f63b78u ^ (c >> 1)) : (c >> 1);
-    }
-    return ~c;
-  };
   std::vector<unsigned char> data(300);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<unsigned char>(i * 131 + 7);
   for (size_t offset = 0; offset < 9; ++offset) {
     for (size_t n = 0; n + offset <= data.size(); n += 13) {
       INFO("offset " << offset << ", length " << n);
-      const uint32_t whole = weir::Crc32c(data.data() + offset, n);
-      CHECK(whole == reference(data.data() + offset, n));
-      const size_t half = n / 3;
-      CHECK(weir::Crc32c(data.data() + offset + half, n - half, weir::Crc32c(data.data() + offset, half)) == whole);
+      CheckCrc32c(data.data() + offset, n, n / 3);
     }
   }
 }
 
 TEST_CASE("crc32c: long buffers, in the blocks computed three at a time and around their edges", "[common]") {
-  auto reference = [](const unsigned char* p, size_t n) {
-    uint32_t c = 0xffffffffu;
-    for (size_t i = 0; i < n; ++i) {
-      c ^= p[i];
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? (0x82f63b78u ^ (c >> 1)) : (c >> 1);
-    }
-    return ~c;
-  };
   std::vector<unsigned char> data(100000 + 16);
   uint32_t x = 12345;
   for (auto& b : data) b = static_cast<unsigned char>((x = x * 1103515245u + 12345u) >> 24);
@@ -70,10 +71,7 @@ TEST_CASE("crc32c: long buffers, in the blocks computed three at a time and arou
                    size_t{24577}, size_t{49152 + 768 + 13}, size_t{100000}}) {
     for (size_t offset : {0, 1, 7, 8}) {
       INFO("offset " << offset << ", length " << n);
-      const uint32_t whole = weir::Crc32c(data.data() + offset, n);
-      CHECK(whole == reference(data.data() + offset, n));
-      const size_t part = n / 2 + 1;
-      CHECK(weir::Crc32c(data.data() + offset + part, n - part, weir::Crc32c(data.data() + offset, part)) == whole);
+      CheckCrc32c(data.data() + offset, n, n / 2 + 1);
     }
   }
 }
