@@ -23,8 +23,10 @@ rate=8000
 cpdir="$tmp/checkpoints"
 localdir="$tmp/rocksdb-local"
 out="$tmp/out"
+# A checkpoint's statistics are read after it completes: with one every 100 ms, the
+# default history of 10 can drop it within a second on a loaded machine.
 conf=(-D execution.checkpointing.interval=100ms -D "execution.checkpointing.dir=$cpdir"
-  -D "state.backend.rocksdb.localdir=$localdir")
+  -D "state.backend.rocksdb.localdir=$localdir" -D web.checkpoints.history=1000)
 rocks=(-D state.backend.type=rocksdb -D execution.checkpointing.incremental=true)
 restore_from=""
 
