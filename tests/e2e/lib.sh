@@ -58,6 +58,9 @@ for _tool in python3 curl timeout; do
 done
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/weir-e2e-$E2E_NAME.XXXXXX")"
+# Everything the test starts keeps its temporary files in $tmp, which goes with the test: a
+# runtime killed with SIGKILL cannot remove its jar upload directory itself.
+export TMPDIR="$tmp"
 OUT_FILE="$tmp/.stdout"
 ERR_FILE="$tmp/.stderr"
 OUT=""
