@@ -144,10 +144,13 @@ class KeyGroupedMap {
     Mutable(kg);
     auto& g = *groups_[kg];
     if (S* found = FindInGroup(g, key)) return *found;
-    auto it = g.map.try_emplace(key).first;
-    g.last = &*it;
-    g.last_hash = key.hash_code;
-    return it->second;
+    return AddToGroup(g, key);
+  }
+  // Adds an entry for a key that a lookup in its group found absent, with no entry added
+  // to or erased from the group since (a snapshot's pin may have come between).
+  S& InsertAbsent(int kg, const HashedKeyRef<K>& key) {
+    Mutable(kg);
+    return AddToGroup(*groups_[kg], key);
   }
   template <class Q>
   void Erase(int kg, const Q& key) {
@@ -257,6 +260,12 @@ class KeyGroupedMap {
     }
     g.rows.resize(used);
     g.rows_hint.store(used, std::memory_order_relaxed);
+  }
+  static S& AddToGroup(Group& g, const HashedKeyRef<K>& key) {
+    auto it = g.map.emplace_absent(key);
+    g.last = &*it;
+    g.last_hash = key.hash_code;
+    return it->second;
   }
   static S* FindInGroup(Group& g, const HashedKeyRef<K>& key) {
     if (g.last != nullptr && g.last_hash == key.hash_code && KeyEqual<K>{}(g.last->first, key.key)) {
@@ -512,7 +521,7 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
   int current_kg_index_ = 0;
   uint64_t current_key_version_ = 1;
   // From about this many entries a table's array outgrows a core's L2 cache (entries of
-  // 16 to 80 bytes at most 3/4 full), and a lookup is a miss worth prefetching.
+  // 16 to 80 bytes at most 7/8 full), and a lookup is a miss worth prefetching.
   static constexpr size_t kPrefetchEntries = 16 * 1024;
   static constexpr size_t kPrefetchTableEntries = 1024;  // a smaller table stays cached
   std::map<std::string, std::unique_ptr<KeyedStateTable>> tables_;
@@ -616,7 +625,12 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
     return cached_;
   }
   [[gnu::noinline]] S& GetOrInsertSlow() {
-    Cache(&map_.GetOrInsert(backend_->current_kg_index(), backend_->current_hashed_key()));
+    // Found absent under the current key (a record that reads its key's state first):
+    // the entry is added without a second lookup.
+    const bool absent = cached_version_ == backend_->current_key_version() && cached_ == nullptr;
+    const int kg = backend_->current_kg_index();
+    Cache(absent ? &map_.InsertAbsent(kg, backend_->current_hashed_key())
+                 : &map_.GetOrInsert(kg, backend_->current_hashed_key()));
     return *cached_;
   }
 

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -48,6 +49,45 @@ TEST_CASE("FlatHashMap: random inserts, finds and erases agree with std::map", "
     REQUIRE(map.size() == expected.size());
   }
   REQUIRE(Contents(map) == expected);
+}
+
+// Four keys to a hash: runs of entries with the same home, entries displaced by others,
+// runs that wrap around the end of the array.
+struct SharedHash {
+  size_t operator()(int k) const { return static_cast<size_t>(k / 4) * 0x9e3779b97f4a7c15ULL; }
+};
+using CollidingMap = FlatHashMap<int, int, SharedHash, std::equal_to<int>>;
+
+TEST_CASE("FlatHashMap: keys that share hashes are found, missed and erased like std::map's", "[heap_state]") {
+  std::mt19937 rng(11);
+  CollidingMap map;
+  std::map<int, int> expected;
+  for (int step = 0; step < 300000; ++step) {
+    const int key = static_cast<int>(rng() % 2000);
+    switch (rng() % 5) {
+      case 0:
+      case 1:
+      case 2:
+        map[key] = step;
+        expected[key] = step;
+        break;
+      case 3:
+        REQUIRE(map.erase(key) == expected.erase(key));
+        break;
+      case 4: {
+        auto it = map.find(key);
+        auto e = expected.find(key);
+        REQUIRE((it == map.end()) == (e == expected.end()));
+        if (it != map.end()) REQUIRE(it->second == e->second);
+        break;
+      }
+    }
+    REQUIRE(map.size() == expected.size());
+  }
+  std::map<int, int> contents;
+  for (const auto& [k, v] : map) REQUIRE(contents.emplace(k, v).second);
+  REQUIRE(contents == expected);
+  for (int k = 0; k < 2000; ++k) REQUIRE(map.count(k) == expected.count(k));
 }
 
 TEST_CASE("FlatHashMap: entries keep their values while the array grows and entries shift back", "[heap_state]") {

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <thread>
 
 #include "lib/api/heap_state.h"
@@ -358,6 +359,59 @@ TEST_CASE("heap state: the entry cached for the current key is not written in pl
   value.Update(4);
   backend.SetCurrentKey("word");
   CHECK(value.Value() == 3);
+}
+
+TEST_CASE("heap state: a key read absent and then written is added once, with a snapshot between or not",
+          "[api][state]") {
+  HeapKeyedStateBackend<int64_t> backend(128, {0, 127});
+  auto& value = backend.GetValueState<int64_t>("v");
+  auto& list = backend.GetListState<int64_t>("l");
+  // The keys of "v", each once.
+  auto keys = [&] {
+    std::set<int64_t> seen;
+    size_t visits = 0;
+    backend.ForEachKey("v", [&](const int64_t& k) {
+      seen.insert(k);
+      ++visits;
+    });
+    REQUIRE(visits == seen.size());
+    return seen.size();
+  };
+  // Enough keys to grow every group's array a few times, each read absent first.
+  for (int64_t k = 0; k < 20000; ++k) {
+    backend.SetCurrentKey(k);
+    REQUIRE(value.ValueOr(-1) == -1);
+    REQUIRE(list.Get().empty());
+    value.Update(k);
+    list.Add(k);
+    value.Update(value.ValueOr(0) + 1);  // found now: no second entry
+  }
+  CHECK(value.ValueOr(0) == 20000);
+  CHECK(keys() == 20000);
+  // Read absent, pinned by a snapshot, then written: the snapshot keeps the group without
+  // the key, and the key is added once.
+  backend.SetCurrentKey(int64_t{-7});
+  REQUIRE_FALSE(value.Value().has_value());
+  auto snapshot = backend.Snapshot({});
+  value.Update(70);
+  value.Update(value.ValueOr(0) + 1);
+  auto rows = weir::ReadKeyGroups(WriteSnapshot(std::move(snapshot)), {0, 127});
+  REQUIRE(rows.ok());
+  HeapKeyedStateBackend<int64_t> restored(128, {0, 127});
+  restored.SetRestored(*rows);
+  restored.SetCurrentKey(int64_t{-7});
+  CHECK_FALSE(restored.GetValueState<int64_t>("v").Value().has_value());
+  restored.SetCurrentKey(int64_t{19999});
+  CHECK(restored.GetValueState<int64_t>("v").Value() == 20000);
+  CHECK(value.Value() == 71);
+  CHECK(keys() == 20001);
+  // Read absent, cleared, then written.
+  backend.SetCurrentKey(int64_t{-8});
+  REQUIRE_FALSE(value.Value().has_value());
+  value.Clear();
+  value.Update(80);
+  CHECK(value.Value() == 80);
+  CHECK(keys() == 20002);
 }
 
 TEST_CASE("heap state: string keys find their entries with the hash code of SetCurrentKey", "[api][state]") {
