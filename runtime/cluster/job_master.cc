@@ -81,6 +81,8 @@ Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph
     }
     settings.channel_capacity = static_cast<int>(*per_channel) + 2;
   }
+  WEIR_ASSIGN_OR_RETURN(auto floating, config.GetInt(options::kTaskFloatingBuffers));
+  if (floating) settings.floating_buffers = static_cast<int>(*floating);  // at least 0 (the option's bound)
   WEIR_ASSIGN_OR_RETURN(CheckpointSettings checkpoint_settings, CheckpointSettings::FromConfig(config));
   WEIR_ASSIGN_OR_RETURN(auto restart, RestartStrategy::FromConfig(config, checkpoint_settings.enabled));
 
@@ -304,8 +306,8 @@ void JobMaster::Deploy(const RestorePoint* restore_from) {
     for (int s = 0; s < vertex.parallelism; ++s) {
       // A task may push past a full channel what one input buffer makes (the overdraft)
       // and then waits, serving its mailbox, until the channel has room.
-      attempt->gates.push_back(
-          std::make_unique<InputGate>(channels, settings_.channel_capacity, 2 * settings_.channel_capacity));
+      attempt->gates.push_back(std::make_unique<InputGate>(
+          channels, settings_.channel_capacity, 2 * settings_.channel_capacity, settings_.floating_buffers));
       if (checkpoint_settings_.unaligned && checkpoint_settings_.aligned_timeout.count() > 0) {
         attempt->gates.back()->EnableBarrierNotices();
       }

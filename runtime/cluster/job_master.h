@@ -31,7 +31,8 @@ namespace weir::runtime {
 
 struct JobSettings {
   size_t buffer_size = 32 * 1024;
-  int channel_capacity = 4;
+  int channel_capacity = 4;   // exclusive buffers of an input channel
+  int floating_buffers = 8;   // shared by the channels of an input gate
 };
 
 // How a job starts from a snapshot (weir run -s / JarRunRequest.savepointPath).

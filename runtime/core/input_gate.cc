@@ -1,13 +1,14 @@
 #include "runtime/core/input_gate.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "lib/common/time_util.h"
 
 namespace weir::runtime {
 
-InputGate::InputGate(int num_channels, int capacity, int overdraft)
-    : channels_(num_channels), capacity_(capacity), limit_(capacity + overdraft) {}
+InputGate::InputGate(int num_channels, int capacity, int overdraft, int floating)
+    : channels_(num_channels), capacity_(capacity), floating_(floating), limit_(capacity + floating + overdraft) {}
 
 bool InputGate::PushData(int channel, std::vector<uint8_t>&& bytes, int64_t* blocked_nanos) {
   std::unique_lock lock(mu_);
@@ -22,7 +23,9 @@ bool InputGate::PushData(int channel, std::vector<uint8_t>&& bytes, int64_t* blo
   if (cancelled_.load()) return false;
   if (ch.capturing) ch.captured.push_back(bytes);  // in flight for an unaligned checkpoint
   ch.queue.push_back(Buffer::Data(std::move(bytes)));
-  ch.data_count.fetch_add(1, std::memory_order_release);
+  if (ch.data_count.fetch_add(1, std::memory_order_release) >= capacity_) {
+    floating_used_.fetch_add(1, std::memory_order_release);
+  }
   lock.unlock();
   consumer_cv_.notify_one();
   return true;
@@ -54,6 +57,23 @@ void InputGate::PushEvent(int channel, Buffer&& event) {
     ch.queue.push_back(std::move(event));
   }
   consumer_cv_.notify_one();
+}
+
+void InputGate::CountTakenLocked(Channel& ch, std::vector<InputGate*>* wake) {
+  // Room again: a push waiting at the limit goes on (the caller notifies it); a producer
+  // waiting for availability is woken when its channel stops being full.
+  const int before = ch.data_count.fetch_sub(1, std::memory_order_release);
+  if (before == capacity_ && ch.producer) wake->push_back(ch.producer);
+  if (before <= capacity_) return;
+  // The buffer was a floating one. If every floating buffer was in use, the channels
+  // at or past their capacity were full: each of their producers may go on now.
+  if (floating_used_.fetch_sub(1, std::memory_order_release) != floating_) return;
+  for (Channel& other : channels_) {
+    if (other.producer && other.data_count.load(std::memory_order_relaxed) >= capacity_ &&
+        std::find(wake->begin(), wake->end(), other.producer) == wake->end()) {
+      wake->push_back(other.producer);
+    }
+  }
 }
 
 void InputGate::SetProducer(int channel, InputGate* producer) {
@@ -88,7 +108,9 @@ void InputGate::Recycle(int channel, std::vector<uint8_t>&& bytes) {
   bytes.clear();
   std::lock_guard lock(mu_);
   auto& r = channels_[channel].recycled;
-  if (r.size() < static_cast<size_t>(capacity_) + 1) r.push_back(std::move(bytes));
+  // Enough for the channel's own buffers and its share of the floating ones.
+  const size_t keep = static_cast<size_t>(capacity_) + 1 + static_cast<size_t>(floating_) / channels_.size();
+  if (r.size() < keep) r.push_back(std::move(bytes));
 }
 
 bool InputGate::PutMail(Mail mail) {
@@ -162,13 +184,12 @@ InputGate::Next InputGate::Take(const std::function<bool()>& on_idle, int64_t de
       ch.queue.pop_front();
       next_channel_ = (c + 1) % n;
       if (next.buffer.is_data()) {
-        // Room again: a push waiting at the limit goes on; a producer waiting for
-        // availability is woken when the channel stops being full.
-        const int before = ch.data_count.fetch_sub(1, std::memory_order_release);
-        InputGate* producer = before == capacity_ ? ch.producer : nullptr;
+        std::vector<InputGate*> wake;
+        const bool at_limit = ch.data_count.load(std::memory_order_relaxed) >= limit_;
+        CountTakenLocked(ch, &wake);
         lock.unlock();
-        if (before >= limit_) producer_cv_.notify_all();
-        if (producer) producer->WakeForOutput();
+        if (at_limit) producer_cv_.notify_all();
+        for (InputGate* producer : wake) producer->WakeForOutput();
       }
       return next;
     }

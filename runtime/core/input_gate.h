@@ -4,11 +4,18 @@
 // lock, so the task thread waits in one place for whichever comes first.
 //
 // Backpressure is availability-based, as in Flink's mailbox model: a channel holding
-// `capacity` data buffers or more is full, and its producer takes no more input until
-// the consumer makes room (the producer keeps serving its mailbox meanwhile: barriers,
-// notifications, timers). A producer may push past `capacity` the output of what it is
-// processing, up to `capacity + overdraft` buffers; only there does a push block
-// (overdraft 0: every push into a full channel blocks). Events never block.
+// `capacity` data buffers or more (its exclusive buffers) has room only while the gate's
+// `floating` buffers, shared by all its channels, are not all in use; then it is full,
+// and its producer takes no more input until the consumer makes room (the producer keeps
+// serving its mailbox meanwhile: barriers, notifications, timers). A channel's buffers
+// beyond its capacity count as floating. A producer may push past that the output of
+// what it is processing, up to `capacity + floating + overdraft` buffers; only there
+// does a push block (overdraft 0: every push into a full channel blocks). Events never
+// block.
+//
+// The floating buffers matter when producers and consumers share the cores: a
+// producer that loses its core for a scheduler time slice (milliseconds) leaves its
+// consumers that much queued work, not an idle core.
 //
 // Alignment: the task may block a channel (BlockChannel); the gate then hands out
 // nothing from it until UnblockAll, and its buffers stay queued in order.
@@ -38,12 +45,12 @@ class InputGate {
  public:
   using Mail = std::function<void()>;
 
-  InputGate(int num_channels, int capacity, int overdraft = 0);
+  InputGate(int num_channels, int capacity, int overdraft = 0, int floating = 0);
 
   int num_channels() const { return static_cast<int>(channels_.size()); }
 
   // Producer side. Returns false when the gate was cancelled (the buffer is dropped).
-  // Blocks only when the channel holds capacity + overdraft buffers; adds the time
+  // Blocks only when the channel holds capacity + floating + overdraft buffers; adds the time
   // spent waiting to `*blocked_nanos` (the producer's backpressure; optional).
   bool PushData(int channel, std::vector<uint8_t>&& bytes, int64_t* blocked_nanos = nullptr);
   void PushEvent(int channel, Buffer&& event);
@@ -51,10 +58,12 @@ class InputGate {
   std::vector<uint8_t> TakeEmptyBuffer(int channel, size_t capacity);
   // Whether `channel` has room: its producer may process more input (lock-free).
   bool HasRoom(int channel) const {
-    return channels_[channel].data_count.load(std::memory_order_acquire) < capacity_;
+    return channels_[channel].data_count.load(std::memory_order_acquire) < capacity_ ||
+           floating_used_.load(std::memory_order_acquire) < floating_;
   }
   // The gate of the task producing into `channel`: it is woken (WakeForOutput) when the
-  // channel stops being full.
+  // channel stops being full (it has room of its own again, or a floating buffer came
+  // free).
   void SetProducer(int channel, InputGate* producer);
   // Wakes the owning task when it waits for room in its output (Take with
   // `take_buffers` false).
@@ -148,6 +157,9 @@ class InputGate {
   };
   // Requires mu_. Ends the capture of a channel; posts the completion mail after the last.
   void CompleteCaptureLocked(Channel& ch);
+  // Requires mu_. Counts a data buffer taken from `ch`, and collects the producers that
+  // may have room again into `wake`.
+  void CountTakenLocked(Channel& ch, std::vector<InputGate*>* wake);
 
   mutable std::mutex mu_;
   std::condition_variable consumer_cv_;
@@ -157,7 +169,10 @@ class InputGate {
   std::deque<Next> notices_;
   std::atomic<int> mail_count_{0};  // mail and notices
   int capacity_;
-  int limit_;  // capacity + overdraft: a push blocks here
+  int floating_;
+  int limit_;  // capacity + floating + overdraft: a push blocks here
+  // The data buffers of all channels beyond their capacity (written under mu_).
+  std::atomic<int> floating_used_{0};
   int next_channel_ = 0;  // round-robin start
   std::atomic<bool> cancelled_{false};
   std::atomic<int64_t> idle_nanos_{0};

@@ -190,6 +190,61 @@ TEST_CASE("input gate: the producer's gate is woken when a full channel has room
   CHECK(producer.Take(nullptr, -1, /*take_buffers=*/false).kind == Kind::kOutputAvailable);
 }
 
+TEST_CASE("input gate: floating buffers give a channel room past its capacity while they last", "[runtime]") {
+  InputGate producer_a(0, 4);
+  InputGate producer_b(0, 4);
+  InputGate gate(2, 2, /*overdraft=*/4, /*floating=*/3);
+  gate.SetProducer(0, &producer_a);
+  gate.SetProducer(1, &producer_b);
+  // Channel 0 fills its two buffers, then takes all three floating ones.
+  for (uint8_t i = 0; i < 5; ++i) {
+    CHECK(gate.HasRoom(0));
+    REQUIRE(gate.PushData(0, Bytes(i)));
+  }
+  CHECK_FALSE(gate.HasRoom(0));
+  // Channel 1 still has its own two buffers, and no floating one.
+  CHECK(gate.HasRoom(1));
+  REQUIRE(gate.PushData(1, Bytes(10)));
+  CHECK(gate.HasRoom(1));
+  REQUIRE(gate.PushData(1, Bytes(11)));
+  CHECK_FALSE(gate.HasRoom(1));
+  CHECK(producer_b.Take(nullptr, 0, /*take_buffers=*/false).kind == Kind::kTimeout);
+  // Taking a floating buffer from channel 0 frees one for both channels, and wakes the
+  // producers of both full channels.
+  CHECK(gate.Take(nullptr).buffer.data == Bytes(0));
+  CHECK(gate.HasRoom(0));
+  CHECK(gate.HasRoom(1));
+  CHECK(producer_a.Take(nullptr, -1, /*take_buffers=*/false).kind == Kind::kOutputAvailable);
+  CHECK(producer_b.Take(nullptr, -1, /*take_buffers=*/false).kind == Kind::kOutputAvailable);
+  REQUIRE(gate.PushData(1, Bytes(12)));  // channel 1 takes it
+  CHECK_FALSE(gate.HasRoom(0));
+  CHECK_FALSE(gate.HasRoom(1));
+  // Every buffer comes out in its channel's order; at the end both channels have room
+  // of their own.
+  std::vector<std::vector<uint8_t>> zero, one;
+  for (int i = 0; i < 7; ++i) {
+    auto next = gate.Take(nullptr);
+    REQUIRE(next.kind == Kind::kBuffer);
+    (next.channel == 0 ? zero : one).push_back(next.buffer.data);
+  }
+  CHECK(zero == std::vector<std::vector<uint8_t>>{Bytes(1), Bytes(2), Bytes(3), Bytes(4)});
+  CHECK(one == std::vector<std::vector<uint8_t>>{Bytes(10), Bytes(11), Bytes(12)});
+  CHECK(gate.HasRoom(0));
+  CHECK(gate.HasRoom(1));
+}
+
+TEST_CASE("input gate: without floating buffers a channel is full at its capacity, overdraft or not", "[runtime]") {
+  InputGate gate(2, 1, /*overdraft=*/2, /*floating=*/0);
+  REQUIRE(gate.PushData(0, Bytes(1)));
+  REQUIRE(gate.PushData(0, Bytes(2)));  // the overdraft
+  CHECK_FALSE(gate.HasRoom(0));
+  CHECK(gate.HasRoom(1));
+  CHECK(gate.Take(nullptr).buffer.data == Bytes(1));
+  CHECK_FALSE(gate.HasRoom(0));
+  CHECK(gate.Take(nullptr).buffer.data == Bytes(2));
+  CHECK(gate.HasRoom(0));
+}
+
 TEST_CASE("input gate: an unaligned barrier is noticed ahead of the data queued before it", "[runtime]") {
   InputGate gate(1, 8);
   REQUIRE(gate.PushData(0, Bytes(1)));
