@@ -8,10 +8,11 @@
 // with many keys, and divides by a prime on the way; that was half the time of a word
 // count over a vocabulary of 100 000 words, and its snapshots jumped from node to node.
 //
-// The array is at most 7/8 full. At 3/4 the array of 100 000 keys in 128 key groups (781
-// a group) doubled to 5 MB, past the L3 cache of a small machine, and lookups took a
-// quarter longer; a miss probes longer at 7/8, and the state tables look a new key up
-// once before they add it (emplace_absent).
+// The array is at most 7/8 full. At 3/4 the arrays of 100 000 keys in 128 key groups (781
+// a group) doubled to 5 MB, and a loop of lookups without prefetching took a quarter
+// longer (the state tables prefetch, and hide most of that). A miss probes longer at
+// 7/8, so the state tables look a new key up only once before they add it
+// (emplace_absent).
 //
 // Entries move: adding an entry may move every entry (when the array grows), erasing
 // one may move the entries after it (they shift back: no tombstones, so lookups stay
