@@ -89,7 +89,7 @@ void InputGate::WakeForOutput() {
   consumer_cv_.notify_one();
 }
 
-std::vector<uint8_t> InputGate::TakeEmptyBuffer(int channel, size_t capacity) {
+std::vector<uint8_t> InputGate::TakeRecycledBuffer(int channel, size_t capacity) {
   {
     std::lock_guard lock(mu_);
     auto& r = channels_[channel].recycled;
@@ -105,7 +105,6 @@ std::vector<uint8_t> InputGate::TakeEmptyBuffer(int channel, size_t capacity) {
 }
 
 void InputGate::Recycle(int channel, std::vector<uint8_t>&& bytes) {
-  bytes.clear();
   std::lock_guard lock(mu_);
   auto& r = channels_[channel].recycled;
   // Enough for the channel's own buffers and its share of the floating ones.

@@ -54,8 +54,10 @@ class InputGate {
   // spent waiting to `*blocked_nanos` (the producer's backpressure; optional).
   bool PushData(int channel, std::vector<uint8_t>&& bytes, int64_t* blocked_nanos = nullptr);
   void PushEvent(int channel, Buffer&& event);
-  // An empty byte vector with capacity, recycled from consumed buffers when possible.
-  std::vector<uint8_t> TakeEmptyBuffer(int channel, size_t capacity);
+  // A byte vector to fill, recycled from consumed buffers when possible: its size and
+  // bytes are those of a consumed buffer (so that resizing it to full size writes only
+  // what it grows by), or it is empty with `capacity` reserved.
+  std::vector<uint8_t> TakeRecycledBuffer(int channel, size_t capacity);
   // Whether `channel` has room: its producer may process more input (lock-free).
   bool HasRoom(int channel) const {
     return channels_[channel].data_count.load(std::memory_order_acquire) < capacity_ ||
@@ -107,7 +109,8 @@ class InputGate {
   // Non-blocking: mail only.
   bool TakeMail(Mail* mail);
 
-  // Returns a consumed data buffer's memory for reuse by the channel's producer.
+  // Returns a consumed data buffer's memory for reuse by the channel's producer (bytes
+  // and all: see TakeRecycledBuffer).
   void Recycle(int channel, std::vector<uint8_t>&& bytes);
 
   void BlockChannel(int channel);

@@ -54,8 +54,8 @@ class Task::Writer final : public ChannelWriter {
     int64_t blocked = 0;
     if (!t.gate->PushData(t.channel, std::move(open.bytes), &blocked)) throw TaskCancelled{};
     if (blocked) task_->backpressured_nanos_.fetch_add(blocked, std::memory_order_relaxed);
-    open.bytes = t.gate->TakeEmptyBuffer(t.channel, flush_threshold_ + kRoom);
-    open.bytes.resize(flush_threshold_ + kRoom);
+    open.bytes = t.gate->TakeRecycledBuffer(t.channel, flush_threshold_ + kRoom);
+    open.bytes.resize(flush_threshold_ + kRoom);  // the bytes are overwritten from 0 on
   }
   void FlushAll() {
     for (int c = 0; c < num_channels(); ++c) Flush(c);
