@@ -148,7 +148,7 @@ class RecordReader final : public RecordReaderBase {
       : input_(input), keyed_(dynamic_cast<KeyedInput<T>*>(input)), with_timestamps_(with_timestamps) {}
   int64_t Process(const uint8_t* begin, const uint8_t* end, const std::atomic<int>* interrupt = nullptr,
                   const uint8_t** stopped_at = nullptr) override {
-    if (keyed_ != nullptr) return ProcessAhead(begin, end, interrupt, stopped_at);
+    if (keyed_ != nullptr && keyed_->StartBuffer()) return ProcessAhead(begin, end, interrupt, stopped_at);
     DataInput in(begin, end);
     int64_t n = 0;
     while (!in.AtEnd() && !(interrupt && n > 0 && interrupt->load(std::memory_order_relaxed) != 0)) {
@@ -168,12 +168,11 @@ class RecordReader final : public RecordReaderBase {
  private:
   static constexpr int kBatch = KeyedInput<T>::kBatch;
 
-  // Process for a keyed input (see KeyedInput): reads and prepares the next batch of
-  // records before it processes the current one. Records read but not yet processed
+  // Process for a keyed input whose state is worth prefetching (see KeyedInput): reads
+  // and prepares the next batch of records before it processes the current one. Records read but not yet processed
   // when it stops for mail are read again by the next call (from `*stopped_at`).
   int64_t ProcessAhead(const uint8_t* begin, const uint8_t* end, const std::atomic<int>* interrupt,
                        const uint8_t** stopped_at) {
-    keyed_->StartBuffer();
     DataInput in(begin, end);
     const uint8_t* processed_to = begin;
     int64_t n = 0;

@@ -296,7 +296,11 @@ class KeyedStates {
 template <class K, class T, class KeyF>
 class PreparedKeys {
  public:
-  void Start(KeyedStates<K>& states) { prefetch_ = states.PrefetchPays(); }
+  // Whether the records' state is worth prefetching (see KeyedInput::StartBuffer).
+  bool Start(KeyedStates<K>& states) {
+    prefetch_ = states.PrefetchPays();
+    return prefetch_;
+  }
   void Prepare(KeyF& key_fn, const T* records, int first_slot, int count, KeyedStates<K>& states) {
     for (int i = 0; i < count; ++i) PrepareOne(key_fn, records[i], slots_[first_slot + i], states);
   }

@@ -173,7 +173,7 @@ class KeyedOperatorInput : public Output<T>, public KeyedInput<T> {
     States().SetCurrentKey(key_fn_(r));
     static_cast<Derived*>(this)->Process(r);
   }
-  void StartBuffer() override { keys_.Start(States()); }
+  bool StartBuffer() override { return keys_.Start(States()); }
   void Prepare(const T* records, int first_slot, int count) override {
     keys_.Prepare(key_fn_, records, first_slot, count, States());
   }

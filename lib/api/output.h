@@ -30,14 +30,16 @@ class Output : public OutputBase {
 // the caches, starts loading the keys' state entries, so that a record's cache misses
 // overlap the processing of the records before it. CollectPrepared(record, slot) does
 // what Collect(record) does. StartBuffer comes before the first Prepare of each buffer,
-// and forgets what earlier buffers prepared.
+// forgets what earlier buffers prepared, and says whether reading ahead pays: when the
+// state is small enough to stay cached there is nothing to load early, and the reader
+// hands the buffer's records to Collect one by one instead.
 template <class T>
 class KeyedInput {
  public:
   static constexpr int kBatch = 8;
   static constexpr int kSlots = 2 * kBatch;
   virtual ~KeyedInput() = default;
-  virtual void StartBuffer() = 0;
+  virtual bool StartBuffer() = 0;
   // Prepares records[0, count) in slots [first_slot, first_slot + count). Each record
   // stays where it is, unchanged, until CollectPrepared of its slot.
   virtual void Prepare(const T* records, int first_slot, int count) = 0;

@@ -37,9 +37,10 @@ std::vector<Record> Records(int n) {
 // `interrupt_after` records.
 class LoggingInput final : public Output<Record>, public KeyedInput<Record> {
  public:
-  void StartBuffer() override {
+  bool StartBuffer() override {
     ++buffers;
     for (auto& s : slots) s.reset();
+    return reads_ahead;
   }
   void Prepare(const Record* records, int first_slot, int count) override {
     REQUIRE(count > 0);
@@ -74,6 +75,7 @@ class LoggingInput final : public Output<Record>, public KeyedInput<Record> {
     interrupt.store(0);
   }
 
+  bool reads_ahead = true;  // what StartBuffer answers
   size_t interrupt_after = 0;
   std::atomic<int> interrupt{0};
   int buffers = 0;
@@ -144,6 +146,33 @@ TEST_CASE("RecordReader: stopped for mail, a keyed input's reader resumes after 
   CHECK(stopped_at == end);
   CHECK(input.buffers == 2);
   CHECK(input.collected == records);
+}
+
+TEST_CASE("RecordReader: a keyed input whose state stays cached gets its records one by one, none prepared",
+          "[channel_io]") {
+  const bool timestamps = GENERATE(false, true);
+  const std::vector<Record> records = Records(50);
+  const std::vector<uint8_t> bytes = Buffer(records, timestamps);
+  const uint8_t* end = bytes.data() + bytes.size();
+  LoggingInput input;
+  input.reads_ahead = false;
+  RecordReader<Record> reader(&input, timestamps);
+  // Stopped for mail after the 10th record, then resumed where it stopped.
+  input.interrupt_after = 10;
+  input.StartCall();
+  const uint8_t* stopped_at = nullptr;
+  REQUIRE(reader.Process(bytes.data(), end, &input.interrupt, &stopped_at) == 10);
+  CHECK(stopped_at == bytes.data() + Buffer(Records(10), timestamps).size());
+  input.interrupt_after = 0;
+  input.StartCall();
+  REQUIRE(reader.Process(stopped_at, end, &input.interrupt, &stopped_at) == 40);
+  CHECK(stopped_at == end);
+  CHECK(input.buffers == 2);
+  CHECK(input.prepared.empty());
+  CHECK(input.collected == records);
+  if (timestamps) {
+    for (size_t i = 0; i < records.size(); ++i) CHECK(input.timestamps[i] == records[i].second * 10);
+  }
 }
 
 TEST_CASE("RecordReader: an empty buffer processes nothing", "[channel_io]") {
