@@ -15,61 +15,29 @@ namespace {
 using StringMap = FlatHashMap<std::string, int64_t, StableKeyHash<std::string>, KeyEqual<std::string>>;
 using IntMap = FlatHashMap<int, int, StableKeyHash<int>, KeyEqual<int>>;
 
-std::map<std::string, int64_t> Contents(const StringMap& m) {
-  std::map<std::string, int64_t> out;
+// The entries of `m` as a std::map, each key once.
+template <class Map>
+auto Contents(const Map& m) {
+  std::map<typename Map::key_type, typename Map::mapped_type> out;
   for (const auto& [k, v] : m) REQUIRE(out.emplace(k, v).second);  // each key once
   return out;
 }
 
-TEST_CASE("FlatHashMap: random inserts, finds and erases agree with std::map", "[heap_state]") {
-  std::mt19937 rng(7);
-  StringMap map;
-  std::map<std::string, int64_t> expected;
-  for (int step = 0; step < 200000; ++step) {
-    std::string key = "k" + std::to_string(rng() % 3000);
-    switch (rng() % 4) {
-      case 0:
-      case 1: {
-        map[key] += step;
-        expected[key] += step;
-        break;
-      }
-      case 2: {
-        REQUIRE(map.erase(key) == expected.erase(key));
-        break;
-      }
-      case 3: {
-        auto it = map.find(key);
-        auto e = expected.find(key);
-        REQUIRE((it == map.end()) == (e == expected.end()));
-        if (it != map.end()) REQUIRE(it->second == e->second);
-        break;
-      }
-    }
-    REQUIRE(map.size() == expected.size());
-  }
-  REQUIRE(Contents(map) == expected);
-}
-
-// Four keys to a hash: runs of entries with the same home, entries displaced by others,
-// runs that wrap around the end of the array.
-struct SharedHash {
-  size_t operator()(int k) const { return static_cast<size_t>(k / 4) * 0x9e3779b97f4a7c15ULL; }
-};
-using CollidingMap = FlatHashMap<int, int, SharedHash, std::equal_to<int>>;
-
-TEST_CASE("FlatHashMap: keys that share hashes are found, missed and erased like std::map's", "[heap_state]") {
-  std::mt19937 rng(11);
-  CollidingMap map;
-  std::map<int, int> expected;
-  for (int step = 0; step < 300000; ++step) {
-    const int key = static_cast<int>(rng() % 2000);
+// `steps` random operations on `map` and on a std::map beside it, with keys from
+// key_of(rng() % keys): three in five add to a key's value, one erases a key, one finds
+// one. They must agree after every step, and at the end.
+template <class Map, class KeyOf>
+void AgreeWithStdMap(Map& map, int steps, uint32_t seed, uint32_t keys, KeyOf key_of) {
+  std::mt19937 rng(seed);
+  std::map<typename Map::key_type, typename Map::mapped_type> expected;
+  for (int step = 0; step < steps; ++step) {
+    const auto key = key_of(rng() % keys);
     switch (rng() % 5) {
       case 0:
       case 1:
       case 2:
-        map[key] = step;
-        expected[key] = step;
+        map[key] += step;
+        expected[key] += step;
         break;
       case 3:
         REQUIRE(map.erase(key) == expected.erase(key));
@@ -84,10 +52,25 @@ TEST_CASE("FlatHashMap: keys that share hashes are found, missed and erased like
     }
     REQUIRE(map.size() == expected.size());
   }
-  std::map<int, int> contents;
-  for (const auto& [k, v] : map) REQUIRE(contents.emplace(k, v).second);
-  REQUIRE(contents == expected);
-  for (int k = 0; k < 2000; ++k) REQUIRE(map.count(k) == expected.count(k));
+  REQUIRE(Contents(map) == expected);
+  for (uint32_t k = 0; k < keys; ++k) REQUIRE(map.count(key_of(k)) == expected.count(key_of(k)));
+}
+
+TEST_CASE("FlatHashMap: random inserts, finds and erases agree with std::map", "[heap_state]") {
+  StringMap map;
+  AgreeWithStdMap(map, 200000, 7, 3000, [](uint32_t k) { return "k" + std::to_string(k); });
+}
+
+// Four keys to a hash: runs of entries with the same home, entries displaced by others,
+// runs that wrap around the end of the array.
+struct SharedHash {
+  size_t operator()(int k) const { return static_cast<size_t>(k / 4) * 0x9e3779b97f4a7c15ULL; }
+};
+using CollidingMap = FlatHashMap<int, int, SharedHash, std::equal_to<int>>;
+
+TEST_CASE("FlatHashMap: keys that share hashes are found, missed and erased like std::map's", "[heap_state]") {
+  CollidingMap map;
+  AgreeWithStdMap(map, 300000, 11, 2000, [](uint32_t k) { return static_cast<int>(k); });
 }
 
 TEST_CASE("FlatHashMap: entries keep their values while the array grows and entries shift back", "[heap_state]") {
