@@ -169,8 +169,9 @@ class RecordReader final : public RecordReaderBase {
   static constexpr int kBatch = KeyedInput<T>::kBatch;
 
   // Process for a keyed input whose state is worth prefetching (see KeyedInput): reads
-  // and prepares the next batch of records before it processes the current one. Records read but not yet processed
-  // when it stops for mail are read again by the next call (from `*stopped_at`).
+  // and prepares the next batch of records before it processes the current one.
+  // Records read but not yet processed when it stops for mail are read again by the
+  // next call (from `*stopped_at`).
   int64_t ProcessAhead(const uint8_t* begin, const uint8_t* end, const std::atomic<int>* interrupt,
                        const uint8_t** stopped_at) {
     DataInput in(begin, end);

@@ -296,11 +296,9 @@ class KeyedStates {
 template <class K, class T, class KeyF>
 class PreparedKeys {
  public:
-  // Whether the records' state is worth prefetching (see KeyedInput::StartBuffer).
-  bool Start(KeyedStates<K>& states) {
-    prefetch_ = states.PrefetchPays();
-    return prefetch_;
-  }
+  // Whether the records' state is worth prefetching (see KeyedInput::StartBuffer):
+  // records are prepared, and their state prefetched, only when it is.
+  bool Start(KeyedStates<K>& states) { return states.PrefetchPays(); }
   void Prepare(KeyF& key_fn, const T* records, int first_slot, int count, KeyedStates<K>& states) {
     for (int i = 0; i < count; ++i) PrepareOne(key_fn, records[i], slots_[first_slot + i], states);
   }
@@ -335,10 +333,9 @@ class PreparedKeys {
     }
     s.hash_code = KeyHashCode<K>::Of(*s.key);
     s.kg = AssignToKeyGroup(s.hash_code, states.max_parallelism());
-    if (prefetch_) states.Prefetch(*s.key, s.hash_code, s.kg);
+    states.Prefetch(*s.key, s.hash_code, s.kg);
   }
 
-  bool prefetch_ = false;
   Slot slots_[KeyedInput<T>::kSlots];
 };
 

@@ -26,9 +26,9 @@ class Output : public OutputBase {
 // over: it reads a batch of up to kBatch records into one half of kSlots slots and calls
 // Prepare for them, then CollectPrepared for each record of the batch before, in the
 // other half, in order. Prepare computes each key, its hash code and key group once
-// (away from the processing of the records before it) and, when the state has outgrown
-// the caches, starts loading the keys' state entries, so that a record's cache misses
-// overlap the processing of the records before it. CollectPrepared(record, slot) does
+// (away from the processing of the records before it) and starts loading the keys'
+// state entries, so that a record's cache misses overlap the processing of the records
+// before it. CollectPrepared(record, slot) does
 // what Collect(record) does. StartBuffer comes before the first Prepare of each buffer,
 // forgets what earlier buffers prepared, and says whether reading ahead pays: when the
 // state is small enough to stay cached there is nothing to load early, and the reader
