@@ -200,6 +200,7 @@ class RecordReader final : public RecordReaderBase {
   }
   // Reads up to kBatch records into the slots from `base` on and prepares them.
   int ReadBatch(DataInput& in, int base) {
+    keyed_->ReuseSlots();
     int count = 0;
     for (; count < kBatch && !in.AtEnd(); ++count) {
       const int slot = base + count;

@@ -108,16 +108,9 @@ class KeyGroupedMap {
     std::unique_ptr<Map> frozen;  // guarded by mu: the pinned map, copied by the task
     // The size of the rows written last: the next rows reserve about as much.
     std::atomic<size_t> rows_hint{0};
-
-    // The entry found last, with its key's hash code (nullptr: none), so that a hot key
-    // is found without a walk of the map. Only the task thread touches it. Entries of a
-    // FlatHashMap move when one is added or erased: every insertion and erasure sets it
-    // again or drops it.
-    typename Map::value_type* last = nullptr;
-    int32_t last_hash = 0;
   };
 
-  explicit KeyGroupedMap(int num_key_groups) : groups_(num_key_groups) {
+  explicit KeyGroupedMap(int num_key_groups) : groups_(num_key_groups), hot_(num_key_groups) {
     for (auto& g : groups_) g = std::make_shared<Group>();
   }
   // `key` is a K or a HashedKeyRef<K>.
@@ -130,27 +123,29 @@ class KeyGroupedMap {
   void Prefetch(int kg, const HashedKeyRef<K>& key) const { groups_[kg]->map.Prefetch(key); }
   // For reads, and for changes in place when *writable.
   S* FindEntry(int kg, const HashedKeyRef<K>& key, bool* writable) {
-    auto& g = *groups_[kg];
-    *writable = Writable(g);
-    return FindInGroup(g, key);
+    Hot& hot = hot_[kg];
+    *writable = hot.writable || KnownWritable(kg);
+    if (S* last = Last(hot, key)) return last;
+    return FindInGroup(kg, key);
   }
   // For changes in place.
   S* FindMutable(int kg, const HashedKeyRef<K>& key) {
     Mutable(kg);
-    return FindInGroup(*groups_[kg], key);
+    if (S* last = Last(hot_[kg], key)) return last;
+    return FindInGroup(kg, key);
   }
   S& GetOrInsert(int kg, const K& key) { return MutableForInsert(kg)[key]; }
   S& GetOrInsert(int kg, const HashedKeyRef<K>& key) {
     Mutable(kg);
-    auto& g = *groups_[kg];
-    if (S* found = FindInGroup(g, key)) return *found;
-    return AddToGroup(g, key);
+    if (S* last = Last(hot_[kg], key)) return *last;
+    if (S* found = FindInGroup(kg, key)) return *found;
+    return AddToGroup(kg, key);
   }
   // Adds an entry for a key that a lookup in its group found absent, with no entry added
   // to or erased from the group since (a snapshot's pin may have come between).
   S& InsertAbsent(int kg, const HashedKeyRef<K>& key) {
     Mutable(kg);
-    return AddToGroup(*groups_[kg], key);
+    return AddToGroup(kg, key);
   }
   template <class Q>
   void Erase(int kg, const Q& key) {
@@ -162,12 +157,15 @@ class KeyGroupedMap {
   // first.
   Map& Mutable(int kg) {
     auto& g = *groups_[kg];
-    if (!Writable(g)) [[unlikely]] Detach(g);
+    if (!hot_[kg].writable) [[unlikely]] {
+      if (!Writable(g)) Detach(g);
+      hot_[kg].writable = true;
+    }
     return g.map;
   }
   // The group's map, for entries to be added or erased.
   Map& MutableForInsert(int kg) {
-    groups_[kg]->last = nullptr;
+    hot_[kg].last = nullptr;
     return Mutable(kg);
   }
   int num_key_groups() const { return static_cast<int>(groups_.size()); }
@@ -175,12 +173,11 @@ class KeyGroupedMap {
   // task changed after an earlier pin (serialized) leaves its rows to that snapshot,
   // and its map moves on into a new group, which this snapshot pins.
   std::vector<std::shared_ptr<Group>> Pin() {
+    for (Hot& hot : hot_) hot.writable = false;
     for (auto& g : groups_) {
       if (g->serialized.load(std::memory_order_acquire)) {
         auto fresh = std::make_shared<Group>();
-        fresh->map = std::move(g->map);  // the entries stay where they are
-        fresh->last = g->last;
-        fresh->last_hash = g->last_hash;
+        fresh->map = std::move(g->map);  // the entries stay where they are (and hot_'s `last`)
         fresh->rows_hint.store(g->rows_hint.load(std::memory_order_relaxed), std::memory_order_relaxed);
         g = std::move(fresh);
       }
@@ -217,8 +214,27 @@ class KeyGroupedMap {
   }
 
  private:
+  // What the task thread knows of a group, in an array of its own: what a record reads
+  // first, with no pointer to follow and no atomic to load.
+  struct Hot {
+    // The entry found last, with its key's hash code (nullptr: none), so that a hot key
+    // is found without a walk of the map. Entries of a FlatHashMap move when one is added
+    // or erased: every insertion and erasure sets it again or drops it.
+    typename Map::value_type* last = nullptr;
+    int32_t last_hash = 0;
+    // The group was seen Writable since the task last pinned it. Only Pin (on the task
+    // thread) makes a group unwritable, so this stays true until the next Pin; false
+    // means "look" (the writer may have made it writable meanwhile).
+    bool writable = true;
+  };
+
   static bool Writable(const Group& g) {
     return g.pins.load(std::memory_order_acquire) == 0 || g.serialized.load(std::memory_order_acquire);
+  }
+  bool KnownWritable(int kg) {
+    if (!Writable(*groups_[kg])) return false;
+    hot_[kg].writable = true;
+    return true;
   }
   static constexpr bool kCopyToDetach = std::is_trivially_copyable_v<K> && std::is_trivially_copyable_v<S>;
 
@@ -261,24 +277,30 @@ class KeyGroupedMap {
     g.rows.resize(used);
     g.rows_hint.store(used, std::memory_order_relaxed);
   }
-  static S& AddToGroup(Group& g, const HashedKeyRef<K>& key) {
-    auto it = g.map.emplace_absent(key);
-    g.last = &*it;
-    g.last_hash = key.hash_code;
+  S& AddToGroup(int kg, const HashedKeyRef<K>& key) {
+    auto it = groups_[kg]->map.emplace_absent(key);
+    hot_[kg].last = &*it;
+    hot_[kg].last_hash = key.hash_code;
     return it->second;
   }
-  static S* FindInGroup(Group& g, const HashedKeyRef<K>& key) {
-    if (g.last != nullptr && g.last_hash == key.hash_code && KeyEqual<K>{}(g.last->first, key.key)) {
-      return &g.last->second;
+  static S* Last(const Hot& hot, const HashedKeyRef<K>& key) {
+    if (hot.last != nullptr && hot.last_hash == key.hash_code && KeyEqual<K>{}(hot.last->first, key.key)) {
+      return &hot.last->second;
     }
-    auto it = g.map.find(key);
-    if (it == g.map.end()) return nullptr;
-    g.last = &*it;
-    g.last_hash = key.hash_code;
+    return nullptr;
+  }
+  // A lookup that Last did not answer.
+  S* FindInGroup(int kg, const HashedKeyRef<K>& key) {
+    auto& m = groups_[kg]->map;
+    auto it = m.find(key);
+    if (it == m.end()) return nullptr;
+    hot_[kg].last = &*it;
+    hot_[kg].last_hash = key.hash_code;
     return &it->second;
   }
 
   std::vector<std::shared_ptr<Group>> groups_;
+  std::vector<Hot> hot_;  // by key group, as groups_; the task's only
 };
 
 template <class T>
@@ -403,6 +425,8 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
  public:
   HeapKeyedStateBackend(int max_parallelism, KeyGroupRange range)
       : max_parallelism_(max_parallelism), range_(range) {}
+  HeapKeyedStateBackend(const HeapKeyedStateBackend&) = delete;  // current_key_ may point into it
+  HeapKeyedStateBackend& operator=(const HeapKeyedStateBackend&) = delete;
 
   // Throws std::logic_error when the key's key group is not this subtask's: the record
   // was routed by a different key than the one computed here (a key selector that is
@@ -414,15 +438,33 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
   // The same, with the key's hash code and key group computed already.
   void SetCurrentKey(const K& key, int32_t hash_code, int kg) {
     if (!range_.Contains(kg)) [[unlikely]] ThrowKeyGroupOutOfRange(kg, range_);
-    current_key_ = key;
+    owned_key_ = key;
+    current_key_ = &owned_key_;
     current_hash_code_ = hash_code;
     current_kg_index_ = kg - range_.start;
     ++current_key_version_;
   }
-  const K& current_key() const { return current_key_; }
+  // The same without a copy of the key: `key` must stay where it is, unchanged, while it
+  // is current (until the next SetCurrentKey, BorrowCurrentKey or KeepCurrentKey). For
+  // a key read into a buffer of records, which a copy per record would cost most for.
+  void BorrowCurrentKey(const K& key, int32_t hash_code, int kg) {
+    if (!range_.Contains(kg)) [[unlikely]] ThrowKeyGroupOutOfRange(kg, range_);
+    current_key_ = &key;
+    current_hash_code_ = hash_code;
+    current_kg_index_ = kg - range_.start;
+    ++current_key_version_;
+  }
+  // Copies a borrowed current key, whose place is about to be reused; the key stays the
+  // same (and so does current_key_version).
+  void KeepCurrentKey() {
+    if (current_key_ == &owned_key_) return;
+    owned_key_ = *current_key_;
+    current_key_ = &owned_key_;
+  }
+  const K& current_key() const { return *current_key_; }
   // The current key with the hash code its key group came from: the state tables look it
   // up without hashing it again.
-  HashedKeyRef<K> current_hashed_key() const { return {current_key_, current_hash_code_}; }
+  HashedKeyRef<K> current_hashed_key() const { return {*current_key_, current_hash_code_}; }
   int current_kg_index() const { return current_kg_index_; }
   // Changes with every SetCurrentKey: a state table's cached entry for the current key is
   // valid while this stays the same.
@@ -516,7 +558,8 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
 
   int max_parallelism_;
   KeyGroupRange range_;
-  K current_key_{};
+  K owned_key_{};
+  const K* current_key_ = &owned_key_;  // &owned_key_, or a key borrowed (BorrowCurrentKey)
   int32_t current_hash_code_ = KeyHashCode<K>::Of(K{});
   int current_kg_index_ = 0;
   uint64_t current_key_version_ = 1;

@@ -215,6 +215,20 @@ class KeyedStates {
     current_key_ = key;
     bytes_->SetCurrentKey(SerializeInto(key, &key_bytes_), kg);
   }
+  // The same without a copy of the key on the heap (see HeapKeyedStateBackend::
+  // BorrowCurrentKey): `key` stays where it is, unchanged, until KeepCurrentKey or the
+  // next key.
+  void BorrowCurrentKey(const K& key, int32_t hash_code, int kg) {
+    if (!bytes_) {
+      heap_->BorrowCurrentKey(key, hash_code, kg);
+      return;
+    }
+    SetCurrentKey(key, hash_code, kg);
+  }
+  // A borrowed current key's place is about to be reused.
+  void KeepCurrentKey() {
+    if (!bytes_) heap_->KeepCurrentKey();
+  }
   const K& current_key() const { return bytes_ ? current_key_ : heap_->current_key(); }
   int max_parallelism() const { return max_parallelism_; }
   // Prefetching of state entries (see KeyedInput): on the heap only.
@@ -302,11 +316,14 @@ class PreparedKeys {
   void Prepare(KeyF& key_fn, const T* records, int first_slot, int count, KeyedStates<K>& states) {
     for (int i = 0; i < count; ++i) PrepareOne(key_fn, records[i], slots_[first_slot + i], states);
   }
-  // Makes the key of `slot` the current key.
+  // Makes the key of `slot` the current key, borrowed from the slot (or from its record):
+  // Reuse must come before either is changed.
   void SetCurrent(int slot, KeyedStates<K>& states) const {
     const Slot& s = slots_[slot];
-    states.SetCurrentKey(*s.key, s.hash_code, s.kg);
+    states.BorrowCurrentKey(*s.key, s.hash_code, s.kg);
   }
+  // The slots, and the records they point into, are about to be reused.
+  void Reuse(KeyedStates<K>& states) { states.KeepCurrentKey(); }
 
  private:
   struct Slot {

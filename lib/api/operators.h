@@ -181,6 +181,7 @@ class KeyedOperatorInput : public Output<T>, public KeyedInput<T> {
     keys_.SetCurrent(slot, States());
     static_cast<Derived*>(this)->Process(r);
   }
+  void ReuseSlots() override { keys_.Reuse(States()); }
 
  private:
   KeyedStates<K>& States() { return static_cast<Derived*>(this)->keyed_states(); }

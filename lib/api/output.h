@@ -41,9 +41,13 @@ class KeyedInput {
   virtual ~KeyedInput() = default;
   virtual bool StartBuffer() = 0;
   // Prepares records[0, count) in slots [first_slot, first_slot + count). Each record
-  // stays where it is, unchanged, until CollectPrepared of its slot.
+  // stays where it is, unchanged, until CollectPrepared of its slot, and after it until
+  // ReuseSlots.
   virtual void Prepare(const T* records, int first_slot, int count) = 0;
   virtual void CollectPrepared(const T& record, int slot) = 0;
+  // The reader is about to read records into slots (and their places) that it handed to
+  // CollectPrepared before.
+  virtual void ReuseSlots() = 0;
 };
 
 // The name user functions see (Flink's Collector).
