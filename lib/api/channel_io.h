@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "lib/api/event_time.h"
@@ -109,6 +111,16 @@ class RecordWriterOutput final : public Output<T> {
  private:
   void Append(int channel, const T& record) {
     OpenBuffer& open = writer_->open(channel);
+    if constexpr (std::is_arithmetic_v<T>) {
+      // Of a fixed size, as Serializer writes it: copied where the buffer has room.
+      if (!with_timestamps_ && open.bytes.size() - open.used >= sizeof(T)) [[likely]] {
+        std::memcpy(open.bytes.data() + open.used, &record, sizeof(T));
+        open.used += sizeof(T);
+        ++open.records;
+        if (open.used >= flush_threshold_) writer_->Flush(channel);
+        return;
+      }
+    }
     {
       DataOutput out(&open.bytes, &open.used);
       // On an edge of timestamped records, each record is preceded by its timestamp.

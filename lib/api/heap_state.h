@@ -16,6 +16,7 @@
 // state is accessed for a record.
 
 #include <atomic>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -324,6 +325,17 @@ struct ValueCodec {
   // one byte each unless the key or the value is long, so a byte is kept for each in
   // front of the key and the value, and filled in once their sizes are known.
   static void Write(const K& key, const V& value, DataOutput& out, Bytes* scratch) {
+    if constexpr (std::is_arithmetic_v<K> && std::is_arithmetic_v<V>) {
+      // Both of a fixed size (Serializer writes them as they are): the same row, whole.
+      uint8_t row[3 + sizeof(K) + sizeof(V)];
+      row[0] = static_cast<uint8_t>(sizeof(K) + 1);
+      row[1] = static_cast<uint8_t>(sizeof(K));
+      std::memcpy(row + 2, &key, sizeof(K));
+      row[2 + sizeof(K)] = static_cast<uint8_t>(sizeof(V));
+      std::memcpy(row + 3 + sizeof(K), &value, sizeof(V));
+      out.WriteBytes(row, sizeof row);
+      return;
+    }
     const size_t start = out.size();
     out.WriteFixed<uint16_t>(0);  // the row key's length, then the key's
     Serializer<K>::Write(out, key);

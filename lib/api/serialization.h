@@ -94,19 +94,7 @@ class DataOutput {
       *pos_++ = static_cast<uint8_t>(v);
       return;
     }
-    uint8_t bytes[10] = {};
-    size_t n = 0;
-    while (v >= 0x80) {
-      bytes[n++] = static_cast<uint8_t>(v | 0x80);
-      v >>= 7;
-    }
-    bytes[n++] = static_cast<uint8_t>(v);
-    if (static_cast<size_t>(end_ - pos_) >= sizeof bytes) {
-      std::memcpy(pos_, bytes, sizeof bytes);  // whole: the n that count are in front
-      pos_ += n;
-      return;
-    }
-    WriteSlow(bytes, n);
+    WriteLongVarint(v);
   }
   // The bytes written so far (appending: the whole vector).
   size_t size() const { return used_ ? static_cast<size_t>(pos_ - buf_->data()) : buf_->size(); }
@@ -122,6 +110,22 @@ class DataOutput {
   }
 
  private:
+  // Out of line: most varints written are a byte.
+  [[gnu::noinline]] void WriteLongVarint(uint64_t v) {
+    uint8_t bytes[10] = {};
+    size_t n = 0;
+    while (v >= 0x80) {
+      bytes[n++] = static_cast<uint8_t>(v | 0x80);
+      v >>= 7;
+    }
+    bytes[n++] = static_cast<uint8_t>(v);
+    if (static_cast<size_t>(end_ - pos_) >= sizeof bytes) {
+      std::memcpy(pos_, bytes, sizeof bytes);  // whole: the n that count are in front
+      pos_ += n;
+      return;
+    }
+    WriteSlow(bytes, n);
+  }
   // Appending: grows the vector by n. In place: grows the room to hold n more bytes.
   void WriteSlow(const void* p, size_t n) {
     const auto* b = static_cast<const uint8_t*>(p);

@@ -131,6 +131,68 @@ TEST_CASE("RecordReader: an input that is not keyed gets every record in order",
   CHECK(input.collected == records);
 }
 
+// A channel writer that keeps what each channel was handed, its open buffers at full
+// size (with room for `room` bytes) as the runtime keeps them.
+class KeepingWriter final : public ChannelWriter {
+ public:
+  KeepingWriter(int channels, size_t room, size_t threshold) : flushed(channels), room_(room) {
+    open_.resize(channels);
+    for (auto& o : open_) o.bytes.resize(room_);
+    flush_threshold_ = threshold;
+  }
+  void Flush(int channel) override {
+    OpenBuffer& o = open_[channel];
+    flushed[channel].insert(flushed[channel].end(), o.bytes.begin(), o.bytes.begin() + static_cast<long>(o.used));
+    o.used = 0;
+    o.records = 0;
+    o.bytes.resize(room_);
+  }
+  std::vector<std::vector<uint8_t>> flushed;
+
+ private:
+  size_t room_;
+};
+
+template <class T>
+class Keeping final : public Output<T> {
+ public:
+  void Collect(const T& r) override {
+    records.push_back(r);
+    timestamps.push_back(CurrentRecordTimestamp());
+  }
+  std::vector<T> records;
+  std::vector<int64_t> timestamps;
+};
+
+TEST_CASE("RecordWriterOutput: numbers are read back as written, with timestamps or not, at every room left",
+          "[channel_io]") {
+  const bool timestamps = GENERATE(false, true);
+  // Buffers with no room, room for less than a record, and room for a few: the writes
+  // that do not fit grow the buffer.
+  const size_t room = GENERATE(0, 5, 64);
+  KeepingWriter writer(2, room, 40);
+  RecordWriterOutput<int64_t> out(&writer, ShipStrategy::kRebalance, nullptr, 128, 0, timestamps);
+  std::vector<int64_t> sent;
+  for (int64_t i = 0; i < 1000; ++i) {
+    const int64_t n = i * 7919 - 3'000'000'000'000LL;
+    if (timestamps) SetCurrentRecordTimestamp(i * 10);
+    out.Collect(n);
+    sent.push_back(n);
+  }
+  for (int c = 0; c < 2; ++c) writer.Flush(c);
+  for (int c = 0; c < 2; ++c) {
+    Keeping<int64_t> input;
+    RecordReader<int64_t> reader(&input, timestamps);
+    const auto& bytes = writer.flushed[c];
+    CHECK(reader.Process(bytes.data(), bytes.data() + bytes.size()) == 500);
+    // Rebalanced from channel 0: every other record, in order.
+    for (size_t i = 0; i < input.records.size(); ++i) {
+      REQUIRE(input.records[i] == sent[2 * i + c]);
+      if (timestamps) REQUIRE(input.timestamps[i] == static_cast<int64_t>(2 * i + c) * 10);
+    }
+  }
+}
+
 TEST_CASE("RecordReader: stopped for mail, a keyed input's reader resumes after the last record it processed",
           "[channel_io]") {
   const bool timestamps = GENERATE(false, true);

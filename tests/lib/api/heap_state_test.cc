@@ -519,3 +519,35 @@ TEST_CASE("heap state: the rows of a snapshot are canonical for keys and values 
     CHECK(restored_value.Value() == value_of(n));
   }
 }
+
+TEST_CASE("heap state: a row of a number key and value is the row of the general layout", "[api][state]") {
+  // The general layout written by hand: [row key length][key length][key][value length][value],
+  // each length a varint byte, the numbers as Serializer writes them.
+  auto general = [](const auto& key, const auto& value) {
+    const weir::Bytes key_bytes = weir::SerializeToBytes(key);
+    const weir::Bytes value_bytes = weir::SerializeToBytes(value);
+    weir::Bytes row;
+    row.push_back(static_cast<uint8_t>(key_bytes.size() + 1));
+    row.push_back(static_cast<uint8_t>(key_bytes.size()));
+    row.insert(row.end(), key_bytes.begin(), key_bytes.end());
+    row.push_back(static_cast<uint8_t>(value_bytes.size()));
+    row.insert(row.end(), value_bytes.begin(), value_bytes.end());
+    return row;
+  };
+  auto written = [](const auto& key, const auto& value) {
+    using K = std::decay_t<decltype(key)>;
+    using V = std::decay_t<decltype(value)>;
+    weir::Bytes row, scratch;
+    {
+      weir::DataOutput out(&row);
+      weir::heap_internal::ValueCodec<K, V>::Write(key, value, out, &scratch);
+    }
+    return row;
+  };
+  for (int64_t k : {int64_t{0}, int64_t{-1}, int64_t{1} << 40, INT64_MIN}) {
+    CHECK(written(k, int64_t{7} - k) == general(k, int64_t{7} - k));
+    CHECK(written(k, 2.5) == general(k, 2.5));
+    CHECK(written(static_cast<int32_t>(k), true) == general(static_cast<int32_t>(k), true));
+  }
+  CHECK(written(std::string("word"), int64_t{3}) == general(std::string("word"), int64_t{3}));
+}
