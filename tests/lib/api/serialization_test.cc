@@ -103,3 +103,24 @@ TEST_CASE("serialization: strings of every short length, appended and written in
     CHECK(back == std::make_pair(s, int64_t{7}));
   }
 }
+
+TEST_CASE("serialization: a string read into one reused from record to record", "[api]") {
+  // Each length read into a string that held each other length: shorter, as long, longer.
+  auto text = [](size_t n, char first) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += static_cast<char>(first + i % 20);
+    return s;
+  };
+  for (size_t before = 0; before <= 40; ++before) {
+    for (size_t n = 0; n <= 40; ++n) {
+      std::string reused = text(before, 'A');
+      const std::string s = text(n, 'a');
+      const std::vector<uint8_t> bytes = weir::SerializeToBytes(s);
+      weir::DataInput in(bytes);
+      weir::Serializer<std::string>::Read(in, reused);
+      CHECK(in.AtEnd());
+      REQUIRE(reused == s);
+      CHECK(reused.c_str()[n] == '\0');
+    }
+  }
+}
