@@ -81,6 +81,7 @@ class RecordWriterOutput final : public Output<T> {
         key_selector_(std::move(key_selector)),
         max_parallelism_(max_parallelism),
         num_channels_(writer->num_channels()),
+        channel_of_(max_parallelism, num_channels_),
         next_channel_(subtask_index % writer->num_channels()),
         flush_threshold_(writer->flush_threshold()) {}
 
@@ -93,11 +94,9 @@ class RecordWriterOutput final : public Output<T> {
       case ShipStrategy::kForward:
         Append(0, record);
         return;
-      case ShipStrategy::kHash: {
-        int kg = key_selector_->KeyGroup(record, max_parallelism_);
-        Append(OperatorIndexForKeyGroup(max_parallelism_, num_channels_, kg), record);
+      case ShipStrategy::kHash:
+        Append(channel_of_(key_selector_->KeyGroup(record, max_parallelism_)), record);
         return;
-      }
       case ShipStrategy::kRebalance:
         Append(next_channel_, record);
         if (++next_channel_ == num_channels_) next_channel_ = 0;
@@ -110,17 +109,22 @@ class RecordWriterOutput final : public Output<T> {
 
  private:
   void Append(int channel, const T& record) {
-    OpenBuffer& open = writer_->open(channel);
     if constexpr (std::is_arithmetic_v<T>) {
-      // Of a fixed size, as Serializer writes it: copied where the buffer has room.
-      if (!with_timestamps_ && open.bytes.size() - open.used >= sizeof(T)) [[likely]] {
+      // Of a fixed size, as Serializer writes it: copied where the buffer has room, inline
+      // (the rest is out of line).
+      OpenBuffer& open = writer_->open(channel);
+      if (!with_timestamps_ && open.bytes.size() - open.used >= sizeof(T) &&
+          open.used + sizeof(T) < flush_threshold_) [[likely]] {
         std::memcpy(open.bytes.data() + open.used, &record, sizeof(T));
         open.used += sizeof(T);
         ++open.records;
-        if (open.used >= flush_threshold_) writer_->Flush(channel);
         return;
       }
     }
+    Serialize(channel, record);
+  }
+  [[gnu::noinline]] void Serialize(int channel, const T& record) {
+    OpenBuffer& open = writer_->open(channel);
     {
       DataOutput out(&open.bytes, &open.used);
       // On an edge of timestamped records, each record is preceded by its timestamp.
@@ -137,6 +141,7 @@ class RecordWriterOutput final : public Output<T> {
   std::shared_ptr<const KeySelectorBase<T>> key_selector_;
   int max_parallelism_;
   int num_channels_;
+  KeyGroupToOperator channel_of_;  // the channel of a key group
   int next_channel_;
   size_t flush_threshold_;
 };

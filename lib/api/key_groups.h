@@ -119,6 +119,30 @@ inline int OperatorIndexForKeyGroup(int max_parallelism, int parallelism, int ke
   return key_group * parallelism / max_parallelism;
 }
 
+// OperatorIndexForKeyGroup for one maximum parallelism and parallelism, as a record on a
+// hash edge needs it: a shift instead of a division when the maximum parallelism is a
+// power of two (Flink's default always is).
+class KeyGroupToOperator {
+ public:
+  KeyGroupToOperator(int max_parallelism, int parallelism)
+      : max_parallelism_(max_parallelism), parallelism_(parallelism) {
+    if (max_parallelism > 0 && (max_parallelism & (max_parallelism - 1)) == 0) {
+      while ((1 << shift_) < max_parallelism) ++shift_;
+    } else {
+      shift_ = -1;
+    }
+  }
+  int operator()(int key_group) const {
+    const int scaled = key_group * parallelism_;  // < 2^15 * 2^15: no overflow
+    return shift_ >= 0 ? scaled >> shift_ : scaled / max_parallelism_;
+  }
+
+ private:
+  int max_parallelism_;
+  int parallelism_;
+  int shift_ = 0;  // log2(max_parallelism_), or -1 when it is not a power of two
+};
+
 // An inclusive range of key groups [start, end]; empty when end < start.
 struct KeyGroupRange {
   int start = 0;

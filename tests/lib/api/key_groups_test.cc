@@ -32,7 +32,7 @@ TEST_CASE("key groups: String hash codes equal Java's String.hashCode at every l
 }
 
 TEST_CASE("key groups: ranges cover every group exactly once, and agree with the operator index", "[api]") {
-  for (int max_p : {1, 7, 128, 1000}) {
+  for (int max_p : {1, 2, 7, 128, 1000, 1024}) {
     for (int p = 1; p <= std::min(max_p, 13); ++p) {
       std::vector<int> owner(max_p, -1);
       for (int i = 0; i < p; ++i) {
@@ -45,8 +45,21 @@ TEST_CASE("key groups: ranges cover every group exactly once, and agree with the
       for (int kg = 0; kg < max_p; ++kg) {
         INFO("maxP=" << max_p << " p=" << p << " kg=" << kg);
         REQUIRE(owner[kg] == weir::OperatorIndexForKeyGroup(max_p, p, kg));
+        REQUIRE(owner[kg] == weir::KeyGroupToOperator(max_p, p)(kg));
       }
     }
+  }
+}
+
+TEST_CASE("key groups: the operator of a key group at the largest maximum parallelism", "[api]") {
+  const int max_p = weir::kUpperBoundMaxParallelism;
+  for (int p : {1, 3, 128, 1000, max_p - 1, max_p}) {
+    const weir::KeyGroupToOperator channel_of(max_p, p);
+    for (int kg = 0; kg < max_p; kg += 97) {
+      INFO("p=" << p << " kg=" << kg);
+      REQUIRE(channel_of(kg) == weir::OperatorIndexForKeyGroup(max_p, p, kg));
+    }
+    REQUIRE(channel_of(max_p - 1) == p - 1);
   }
 }
 
