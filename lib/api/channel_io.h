@@ -48,25 +48,49 @@ class ChannelWriter {
 enum class ShipStrategy { kForward, kHash, kRebalance, kBroadcast };
 const char* ShipStrategyName(ShipStrategy s);
 
-// Picks the channel of a record on a hash edge.
+// The key of a record on a hash edge: its hash code and key group, by which the record is
+// routed and, carried in front of it, processed downstream.
 template <class T>
 class KeySelectorBase {
  public:
   virtual ~KeySelectorBase() = default;
-  virtual int KeyGroup(const T& record, int max_parallelism) const = 0;
+  virtual KeyHash Hash(const T& record, int max_parallelism) const = 0;
+  int KeyGroup(const T& record, int max_parallelism) const { return Hash(record, max_parallelism).key_group; }
 };
 
 template <class T, class K, class F>
 class KeySelector final : public KeySelectorBase<T> {
  public:
   explicit KeySelector(F f) : f_(std::move(f)) {}
-  int KeyGroup(const T& record, int max_parallelism) const override {
-    return KeyGroupOf<K>(f_(record), max_parallelism);
+  KeyHash Hash(const T& record, int max_parallelism) const override {
+    const int32_t hash_code = KeyHashCode<K>::Of(f_(record));
+    return {hash_code, AssignToKeyGroup(hash_code, max_parallelism)};
   }
 
  private:
   F f_;
 };
+
+// On a hash edge, each record (after its timestamp, on an edge of timestamped records)
+// is preceded by its KeyHash: the hash code in 4 bytes, the key group in 2 (a maximum
+// parallelism is at most 2^15).
+inline constexpr size_t kKeyHashBytes = 6;
+inline void WriteKeyHash(uint8_t* at, KeyHash hash) {
+  const auto key_group = static_cast<uint16_t>(hash.key_group);
+  std::memcpy(at, &hash.hash_code, 4);
+  std::memcpy(at + 4, &key_group, 2);
+}
+inline void WriteKeyHash(DataOutput& out, KeyHash hash) {
+  uint8_t bytes[kKeyHashBytes];
+  WriteKeyHash(bytes, hash);
+  out.WriteBytes(bytes, kKeyHashBytes);
+}
+inline KeyHash ReadKeyHash(DataInput& in) {
+  KeyHash hash;
+  hash.hash_code = in.ReadFixed<int32_t>();
+  hash.key_group = in.ReadFixed<uint16_t>();
+  return hash;
+}
 
 // Serializes records into the channels of one output edge.
 template <class T>
@@ -86,49 +110,53 @@ class RecordWriterOutput final : public Output<T> {
         flush_threshold_(writer->flush_threshold()) {}
 
   void Collect(const T& record) override {
-    if (num_channels_ == 1) {  // whatever the strategy: no key group to compute
-      Append(0, record);
-      return;
-    }
     switch (strategy_) {
-      case ShipStrategy::kForward:
-        Append(0, record);
+      case ShipStrategy::kHash: {
+        const KeyHash hash = key_selector_->Hash(record, max_parallelism_);
+        Append<true>(num_channels_ == 1 ? 0 : channel_of_(hash.key_group), record, hash);
         return;
-      case ShipStrategy::kHash:
-        Append(channel_of_(key_selector_->KeyGroup(record, max_parallelism_)), record);
+      }
+      case ShipStrategy::kForward:
+        Append<false>(0, record);
         return;
       case ShipStrategy::kRebalance:
-        Append(next_channel_, record);
+        Append<false>(next_channel_, record);
         if (++next_channel_ == num_channels_) next_channel_ = 0;
         return;
       case ShipStrategy::kBroadcast:
-        for (int c = 0; c < num_channels_; ++c) Append(c, record);
+        for (int c = 0; c < num_channels_; ++c) Append<false>(c, record);
         return;
     }
   }
 
  private:
-  void Append(int channel, const T& record) {
+  // kHashed: the record is preceded by `hash` (a hash edge).
+  template <bool kHashed>
+  void Append(int channel, const T& record, KeyHash hash = {}) {
     if constexpr (std::is_arithmetic_v<T>) {
       // Of a fixed size, as Serializer writes it: copied where the buffer has room, inline
       // (the rest is out of line).
+      constexpr size_t kSize = (kHashed ? kKeyHashBytes : 0) + sizeof(T);
       OpenBuffer& open = writer_->open(channel);
-      if (!with_timestamps_ && open.bytes.size() - open.used >= sizeof(T) &&
-          open.used + sizeof(T) < flush_threshold_) [[likely]] {
-        std::memcpy(open.bytes.data() + open.used, &record, sizeof(T));
-        open.used += sizeof(T);
+      if (!with_timestamps_ && open.bytes.size() - open.used >= kSize && open.used + kSize < flush_threshold_)
+          [[likely]] {
+        uint8_t* at = open.bytes.data() + open.used;
+        if constexpr (kHashed) WriteKeyHash(at, hash);
+        std::memcpy(at + (kSize - sizeof(T)), &record, sizeof(T));
+        open.used += kSize;
         ++open.records;
         return;
       }
     }
-    Serialize(channel, record);
+    Serialize(channel, record, kHashed ? &hash : nullptr);
   }
-  [[gnu::noinline]] void Serialize(int channel, const T& record) {
+  [[gnu::noinline]] void Serialize(int channel, const T& record, const KeyHash* hash) {
     OpenBuffer& open = writer_->open(channel);
     {
       DataOutput out(&open.bytes, &open.used);
       // On an edge of timestamped records, each record is preceded by its timestamp.
       if (with_timestamps_) Serializer<int64_t>::Write(out, CurrentRecordTimestamp());
+      if (hash != nullptr) WriteKeyHash(out, *hash);
       Serializer<T>::Write(out, record);
     }
     ++open.records;
@@ -161,8 +189,12 @@ class RecordReaderBase {
 template <class T>
 class RecordReader final : public RecordReaderBase {
  public:
-  explicit RecordReader(Output<T>* input, bool with_timestamps = false)
-      : input_(input), keyed_(dynamic_cast<KeyedInput<T>*>(input)), with_timestamps_(with_timestamps) {}
+  // `with_key_hashes`: the edge is a hash edge, whose records carry their KeyHash.
+  explicit RecordReader(Output<T>* input, bool with_timestamps = false, bool with_key_hashes = false)
+      : input_(input),
+        keyed_(dynamic_cast<KeyedInput<T>*>(input)),
+        with_timestamps_(with_timestamps),
+        with_key_hashes_(with_key_hashes) {}
   int64_t Process(const uint8_t* begin, const uint8_t* end, const std::atomic<int>* interrupt = nullptr,
                   const uint8_t** stopped_at = nullptr) override {
     if (keyed_ != nullptr && keyed_->StartBuffer()) return ProcessAhead(begin, end, interrupt, stopped_at);
@@ -174,8 +206,18 @@ class RecordReader final : public RecordReaderBase {
         Serializer<int64_t>::Read(in, ts);
         SetCurrentRecordTimestamp(ts);
       }
-      Serializer<T>::Read(in, record_);
-      input_->Collect(record_);
+      if (with_key_hashes_) {
+        const KeyHash hash = ReadKeyHash(in);
+        Serializer<T>::Read(in, record_);
+        if (keyed_ != nullptr) {
+          keyed_->CollectHashed(record_, hash);
+        } else {
+          input_->Collect(record_);
+        }
+      } else {
+        Serializer<T>::Read(in, record_);
+        input_->Collect(record_);
+      }
       ++n;
     }
     if (stopped_at) *stopped_at = in.position();
@@ -198,7 +240,7 @@ class RecordReader final : public RecordReaderBase {
     int ready = ReadBatch(in, base);
     while (ready > 0) {
       const int next_base = kBatch - base;
-      const int next = ReadBatch(in, next_base);
+      const int next = in.AtEnd() ? 0 : ReadBatch(in, next_base);
       for (int i = base; i < base + ready; ++i) {
         if (interrupt && n > 0 && interrupt->load(std::memory_order_relaxed) != 0) {
           if (stopped_at) *stopped_at = processed_to;
@@ -222,20 +264,23 @@ class RecordReader final : public RecordReaderBase {
     for (; count < kBatch && !in.AtEnd(); ++count) {
       const int slot = base + count;
       if (with_timestamps_) Serializer<int64_t>::Read(in, timestamps_[slot]);
+      if (with_key_hashes_) hashes_[slot] = ReadKeyHash(in);
       Serializer<T>::Read(in, ahead_[slot]);
       next_[slot] = in.position();
     }
-    if (count > 0) keyed_->Prepare(&ahead_[base], base, count);
+    if (count > 0) keyed_->Prepare(&ahead_[base], with_key_hashes_ ? &hashes_[base] : nullptr, base, count);
     return count;
   }
 
   Output<T>* input_;
   KeyedInput<T>* keyed_;  // input_ when it is keyed, else nullptr
   bool with_timestamps_;
+  bool with_key_hashes_;
   T record_{};
   // The records of ProcessAhead, by slot: two batches.
   T ahead_[KeyedInput<T>::kSlots]{};
   int64_t timestamps_[KeyedInput<T>::kSlots]{};
+  KeyHash hashes_[KeyedInput<T>::kSlots]{};
   const uint8_t* next_[KeyedInput<T>::kSlots]{};  // where the record after each starts
 };
 

@@ -24,16 +24,23 @@ class TypeInfoBase {
       ChannelWriter* writer, ShipStrategy strategy, const std::shared_ptr<const void>& key_selector,
       int max_parallelism, int subtask_index, bool with_timestamps = false) const = 0;
   // A reader that pushes records into `input` (an Output<T>*). `with_timestamps`: the
-  // edge carries each record's timestamp (see event_time.h), on both ends.
-  virtual std::unique_ptr<RecordReaderBase> CreateReader(OutputBase* input, bool with_timestamps = false) const = 0;
+  // edge carries each record's timestamp (see event_time.h), on both ends;
+  // `with_key_hashes`: each record's KeyHash (a hash edge, see RecordWriterOutput).
+  virtual std::unique_ptr<RecordReaderBase> CreateReader(OutputBase* input, bool with_timestamps = false,
+                                                         bool with_key_hashes = false) const = 0;
   // An output that copies each record to each of `outputs` (Output<T>*s).
   virtual std::unique_ptr<OutputBase> CreateFanOut(const std::vector<OutputBase*>& outputs) const = 0;
-  // The records of a data buffer (as a hash edge carries them) whose key group, by
-  // `key_selector` (a KeySelectorBase<T>), is in `range`: in-flight data of an
-  // unaligned checkpoint restored at another parallelism. Throws DeserializationError.
+  // The records of a data buffer of a hash edge whose key group (the one each carries)
+  // is in `range`: in-flight data of an unaligned checkpoint restored at another
+  // parallelism. Throws DeserializationError.
   virtual std::vector<uint8_t> FilterByKeyGroups(const std::vector<uint8_t>& buffer, bool with_timestamps,
-                                                 const std::shared_ptr<const void>& key_selector,
-                                                 int max_parallelism, KeyGroupRange range) const = 0;
+                                                 KeyGroupRange range) const = 0;
+  // The records of a data buffer of a hash edge written before records carried their
+  // KeyHash, each given the one `key_selector` (a KeySelectorBase<T>) computes. Throws
+  // DeserializationError.
+  virtual std::vector<uint8_t> AddKeyHashes(const std::vector<uint8_t>& buffer, bool with_timestamps,
+                                            const std::shared_ptr<const void>& key_selector,
+                                            int max_parallelism) const = 0;
 };
 
 template <class T>
@@ -47,8 +54,9 @@ class TypeInfo final : public TypeInfoBase {
         writer, strategy, std::static_pointer_cast<const KeySelectorBase<T>>(key_selector),
         max_parallelism, subtask_index, with_timestamps);
   }
-  std::unique_ptr<RecordReaderBase> CreateReader(OutputBase* input, bool with_timestamps = false) const override {
-    return std::make_unique<RecordReader<T>>(static_cast<Output<T>*>(input), with_timestamps);
+  std::unique_ptr<RecordReaderBase> CreateReader(OutputBase* input, bool with_timestamps = false,
+                                                 bool with_key_hashes = false) const override {
+    return std::make_unique<RecordReader<T>>(static_cast<Output<T>*>(input), with_timestamps, with_key_hashes);
   }
   std::unique_ptr<OutputBase> CreateFanOut(const std::vector<OutputBase*>& outputs) const override {
     auto fan = std::make_unique<FanOutOutput<T>>();
@@ -56,19 +64,36 @@ class TypeInfo final : public TypeInfoBase {
     return fan;
   }
   std::vector<uint8_t> FilterByKeyGroups(const std::vector<uint8_t>& buffer, bool with_timestamps,
-                                         const std::shared_ptr<const void>& key_selector, int max_parallelism,
                                          KeyGroupRange range) const override {
-    const auto& selector = *std::static_pointer_cast<const KeySelectorBase<T>>(key_selector);
     std::vector<uint8_t> kept;
     DataInput in(buffer);
     T record{};
     while (!in.AtEnd()) {
       const uint8_t* begin = in.position();
       if (with_timestamps) in.ReadFixed<int64_t>();
+      const int key_group = ReadKeyHash(in).key_group;
       Serializer<T>::Read(in, record);
-      if (range.Contains(selector.KeyGroup(record, max_parallelism))) kept.insert(kept.end(), begin, in.position());
+      if (range.Contains(key_group)) kept.insert(kept.end(), begin, in.position());
     }
     return kept;
+  }
+  std::vector<uint8_t> AddKeyHashes(const std::vector<uint8_t>& buffer, bool with_timestamps,
+                                    const std::shared_ptr<const void>& key_selector,
+                                    int max_parallelism) const override {
+    const auto& selector = *std::static_pointer_cast<const KeySelectorBase<T>>(key_selector);
+    std::vector<uint8_t> hashed;
+    hashed.reserve(buffer.size() + buffer.size() / 2);
+    DataOutput out(&hashed);
+    DataInput in(buffer);
+    T record{};
+    while (!in.AtEnd()) {
+      if (with_timestamps) out.WriteFixed<int64_t>(in.ReadFixed<int64_t>());
+      const uint8_t* begin = in.position();
+      Serializer<T>::Read(in, record);
+      WriteKeyHash(out, selector.Hash(record, max_parallelism));
+      out.WriteBytes(begin, static_cast<size_t>(in.position() - begin));
+    }
+    return hashed;
   }
 };
 

@@ -313,8 +313,21 @@ class PreparedKeys {
   // Whether the records' state is worth prefetching (see KeyedInput::StartBuffer):
   // records are prepared, and their state prefetched, only when it is.
   bool Start(KeyedStates<K>& states) { return states.PrefetchPays(); }
-  void Prepare(KeyF& key_fn, const T* records, int first_slot, int count, KeyedStates<K>& states) {
-    for (int i = 0; i < count; ++i) PrepareOne(key_fn, records[i], slots_[first_slot + i], states);
+  // `hashes`: the records' KeyHash, or null to compute them.
+  void Prepare(KeyF& key_fn, const T* records, const KeyHash* hashes, int first_slot, int count,
+               KeyedStates<K>& states) {
+    for (int i = 0; i < count; ++i) {
+      Slot& s = slots_[first_slot + i];
+      TakeKey(key_fn, records[i], s);
+      if (hashes != nullptr) {
+        s.hash_code = hashes[i].hash_code;
+        s.kg = hashes[i].key_group;
+      } else {
+        s.hash_code = KeyHashCode<K>::Of(*s.key);
+        s.kg = AssignToKeyGroup(s.hash_code, states.max_parallelism());
+      }
+      states.Prefetch(*s.key, s.hash_code, s.kg);
+    }
   }
   // Makes the key of `slot` the current key, borrowed from the slot (or from its record):
   // Reuse must come before either is changed.
@@ -332,7 +345,8 @@ class PreparedKeys {
     int32_t hash_code = 0;
     int kg = 0;
   };
-  void PrepareOne(KeyF& key_fn, const T& record, Slot& s, KeyedStates<K>& states) {
+  // Points the slot at the record's key (in the record, or copied into the slot).
+  static void TakeKey(KeyF& key_fn, const T& record, Slot& s) {
     decltype(auto) key = key_fn(record);
     using Key = decltype(key);
     if constexpr (std::is_lvalue_reference_v<Key> && std::is_same_v<std::remove_cvref_t<Key>, K>) {
@@ -348,9 +362,6 @@ class PreparedKeys {
       s.copy = std::move(key);
       s.key = &s.copy;
     }
-    s.hash_code = KeyHashCode<K>::Of(*s.key);
-    s.kg = AssignToKeyGroup(s.hash_code, states.max_parallelism());
-    states.Prefetch(*s.key, s.hash_code, s.kg);
   }
 
   Slot slots_[KeyedInput<T>::kSlots];

@@ -173,9 +173,13 @@ class KeyedOperatorInput : public Output<T>, public KeyedInput<T> {
     States().SetCurrentKey(key_fn_(r));
     static_cast<Derived*>(this)->Process(r);
   }
+  void CollectHashed(const T& r, KeyHash hash) override {
+    States().SetCurrentKey(key_fn_(r), hash.hash_code, hash.key_group);
+    static_cast<Derived*>(this)->Process(r);
+  }
   bool StartBuffer() override { return keys_.Start(States()); }
-  void Prepare(const T* records, int first_slot, int count) override {
-    keys_.Prepare(key_fn_, records, first_slot, count, States());
+  void Prepare(const T* records, const KeyHash* hashes, int first_slot, int count) override {
+    keys_.Prepare(key_fn_, records, hashes, first_slot, count, States());
   }
   void CollectPrepared(const T& r, int slot) override {
     keys_.SetCurrent(slot, States());

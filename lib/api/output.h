@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <typeinfo>
@@ -32,18 +33,31 @@ class Output : public OutputBase {
 // what Collect(record) does. StartBuffer comes before the first Prepare of each buffer,
 // forgets what earlier buffers prepared, and says whether reading ahead pays: when the
 // state is small enough to stay cached there is nothing to load early, and the reader
-// hands the buffer's records to Collect one by one instead.
+// hands the buffer's records to Collect (CollectHashed) one by one instead.
+//
+// On a hash edge each record comes with its key's hash code and key group (KeyHash), as
+// the sender computed them to route it: CollectHashed and a Prepare given `hashes` take
+// them instead of hashing the key again. (The key itself is still taken from the
+// record.)
+struct KeyHash {
+  int32_t hash_code = 0;  // KeyHashCode of the key
+  int key_group = 0;
+};
+
 template <class T>
 class KeyedInput {
  public:
   static constexpr int kBatch = 8;
   static constexpr int kSlots = 2 * kBatch;
   virtual ~KeyedInput() = default;
+  // Collect, for a record whose key hashes to `hash`.
+  virtual void CollectHashed(const T& record, KeyHash hash) = 0;
   virtual bool StartBuffer() = 0;
-  // Prepares records[0, count) in slots [first_slot, first_slot + count). Each record
+  // Prepares records[0, count) in slots [first_slot, first_slot + count); `hashes` are
+  // their keys' (KeyHash), or null when the edge does not carry them. Each record
   // stays where it is, unchanged, until CollectPrepared of its slot, and after it until
   // ReuseSlots.
-  virtual void Prepare(const T* records, int first_slot, int count) = 0;
+  virtual void Prepare(const T* records, const KeyHash* hashes, int first_slot, int count) = 0;
   virtual void CollectPrepared(const T& record, int slot) = 0;
   // The reader is about to read records into slots (and their places) that it handed to
   // CollectPrepared before.

@@ -182,6 +182,9 @@ struct ChannelStateSnapshot {
   // Per buffer, the input of the task's head operator its channel belongs to (two-input
   // operators); empty when every buffer belongs to input 0.
   std::vector<int> inputs;
+  // The records of hash edges carry their KeyHash (see RecordWriterOutput); false for
+  // in-flight data written before they did.
+  bool key_hashes = true;
 };
 
 }  // namespace weir

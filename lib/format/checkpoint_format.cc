@@ -419,6 +419,11 @@ Bytes EncodeOperatorState(const OperatorStateSnapshot& state) {
   return buf;
 }
 
+namespace {
+// The record format of channel state whose hash edges' records carry their KeyHash.
+constexpr uint64_t kChannelStateKeyHashes = 1;
+}  // namespace
+
 Bytes EncodeChannelState(const ChannelStateSnapshot& state) {
   Bytes buf;
   DataOutput out(&buf);
@@ -427,12 +432,16 @@ Bytes EncodeChannelState(const ChannelStateSnapshot& state) {
     out.WriteVarint(static_cast<uint64_t>(channel));
     Serializer<Bytes>::Write(out, bytes);
   }
-  // Inputs other than 0 (two-input operators) follow the buffers: a snapshot of a
-  // single-input task is written as before.
-  if (std::any_of(state.inputs.begin(), state.inputs.end(), [](int input) { return input != 0; })) {
-    out.WriteVarint(state.inputs.size());
-    for (int input : state.inputs) out.WriteVarint(static_cast<uint64_t>(input));
+  // The buffers' inputs follow (every buffer's, or none when all are input 0 and the
+  // records carry no key hashes: the layout before either), then the record format.
+  const bool other_inputs = std::any_of(state.inputs.begin(), state.inputs.end(), [](int input) { return input != 0; });
+  if (other_inputs || state.key_hashes) {
+    out.WriteVarint(state.buffers.size());
+    for (size_t i = 0; i < state.buffers.size(); ++i) {
+      out.WriteVarint(static_cast<uint64_t>(state.inputs.empty() ? 0 : state.inputs[i]));
+    }
   }
+  if (state.key_hashes) out.WriteVarint(kChannelStateKeyHashes);
   return buf;
 }
 
@@ -452,6 +461,16 @@ Result<ChannelStateSnapshot> DecodeChannelState(const Bytes& payload, const std:
                                    std::to_string(state.buffers.size()) + " buffers");
       }
       for (int& input : state.inputs) input = static_cast<int>(in.ReadVarint());
+    }
+    // The record format: absent before records on hash edges carried their key hashes.
+    state.key_hashes = false;
+    if (!in.AtEnd()) {
+      const uint64_t format = in.ReadVarint();
+      if (format != kChannelStateKeyHashes) {
+        throw DeserializationError("unknown record format " + std::to_string(format) +
+                                   " (written by a newer weir?)");
+      }
+      state.key_hashes = true;
     }
     if (!in.AtEnd()) throw DeserializationError("trailing bytes");
     return state;

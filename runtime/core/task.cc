@@ -354,7 +354,8 @@ void Task::SetUp() {
       OutputBase* input = impl.operators[0]->InputAt(k);
       if (!input) throw std::logic_error("the head operator of " + name_ + " has no input " + std::to_string(k));
       const bool timestamped = graph.nodes[head.inputs[k].source_node].timestamped;
-      impl.readers.push_back(InputType(head, k).CreateReader(input, timestamped));
+      const bool hashed = plan.edges[vertex.inputs[k]].strategy == ShipStrategy::kHash;
+      impl.readers.push_back(InputType(head, k).CreateReader(input, timestamped, hashed));
       impl.clear_timestamps.push_back(head.inputs.size() > 1 && !timestamped && head.timestamped);
       for (int c = offsets[k]; c < offsets[k + 1]; ++c) impl.channel_input.push_back(k);
     }
@@ -652,13 +653,17 @@ void Task::ReplayChannelState() {
       }
       const PlanEdge& edge = spec_.plan->edges[vertex.inputs[k]];
       const bool with_timestamps = spec_.graph->nodes[head.inputs[k].source_node].timestamped;
+      const bool hashed = edge.strategy == ShipStrategy::kHash;
+      if (hashed && !state->key_hashes) {
+        // Written before the records of hash edges carried their key hashes.
+        buffer = InputType(head, k).AddKeyHashes(buffer, with_timestamps, edge.key_selector, vertex.max_parallelism);
+      }
       if (restored->second.filter_channel_state) {
-        if (edge.strategy != ShipStrategy::kHash) {
+        if (!hashed) {
           throw StateRestoreError("cannot restore the in-flight data of " + name_ + " at another parallelism: input " +
                                   std::to_string(k) + " is not keyed while the other is");
         }
-        buffer = InputType(head, k).FilterByKeyGroups(buffer, with_timestamps, edge.key_selector,
-                                                      vertex.max_parallelism, range);
+        buffer = InputType(head, k).FilterByKeyGroups(buffer, with_timestamps, range);
       }
       if (impl.clear_timestamps[k]) SetCurrentRecordTimestamp(kNoTimestamp);
       bytes_in_.fetch_add(static_cast<int64_t>(buffer.size()), std::memory_order_relaxed);

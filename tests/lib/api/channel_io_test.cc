@@ -42,7 +42,11 @@ class LoggingInput final : public Output<Record>, public KeyedInput<Record> {
     for (auto& s : slots) s.reset();
     return reads_ahead;
   }
-  void Prepare(const Record* records, int first_slot, int count) override {
+  void CollectHashed(const Record& r, KeyHash hash) override {
+    hashes.push_back(hash);
+    Collect(r);
+  }
+  void Prepare(const Record* records, const KeyHash* carried, int first_slot, int count) override {
     // Records are read only after the reader said it reuses the slots.
     REQUIRE(borrowed == nullptr);
     REQUIRE(count > 0);
@@ -52,6 +56,7 @@ class LoggingInput final : public Output<Record>, public KeyedInput<Record> {
       const int slot = first_slot + i;
       REQUIRE_FALSE(slots[slot].has_value());  // a slot is taken again only once processed
       slots[slot] = records[i];
+      slot_hashes[slot] = carried ? std::optional<KeyHash>(carried[i]) : std::nullopt;
       prepared.push_back(records[i]);
     }
   }
@@ -63,6 +68,7 @@ class LoggingInput final : public Output<Record>, public KeyedInput<Record> {
     REQUIRE(prepared.size() - collected_in_call <= static_cast<size_t>(kSlots));
     REQUIRE(slots[slot] == r);
     slots[slot].reset();
+    if (slot_hashes[slot]) hashes.push_back(*slot_hashes[slot]);
     borrowed = &r;  // as the keyed state borrows its key
     borrowed_copy = r;
     Collect(r);
@@ -91,6 +97,8 @@ class LoggingInput final : public Output<Record>, public KeyedInput<Record> {
   std::atomic<int> interrupt{0};
   int buffers = 0;
   std::optional<Record> slots[kSlots];
+  std::optional<KeyHash> slot_hashes[kSlots];
+  std::vector<KeyHash> hashes;  // what came with each record collected (hash edges)
   std::vector<Record> prepared;
   std::vector<Record> collected;
   std::vector<int64_t> timestamps;
@@ -191,6 +199,75 @@ TEST_CASE("RecordWriterOutput: numbers are read back as written, with timestamps
       if (timestamps) REQUIRE(input.timestamps[i] == static_cast<int64_t>(2 * i + c) * 10);
     }
   }
+}
+
+// The key of a Record, as a job's KeyBy gives it.
+const std::string& WordOf(const Record& r) { return r.first; }
+using WordSelector = KeySelector<Record, std::string, const std::string& (*)(const Record&)>;
+
+TEST_CASE("RecordWriterOutput: on a hash edge each record goes to its key group's channel with its key's hash",
+          "[channel_io]") {
+  const bool timestamps = GENERATE(false, true);
+  const bool reads_ahead = GENERATE(false, true);  // the keyed input's two paths
+  const int channels = GENERATE(1, 3);
+  const auto selector = std::make_shared<const WordSelector>(&WordOf);
+  KeepingWriter writer(channels, 64, 200);
+  RecordWriterOutput<Record> out(&writer, ShipStrategy::kHash, selector, 128, 0, timestamps);
+  const std::vector<Record> records = Records(300);
+  for (const Record& r : records) {
+    if (timestamps) SetCurrentRecordTimestamp(r.second * 10);
+    out.Collect(r);
+  }
+  const KeyGroupToOperator channel_of(128, channels);
+  size_t read = 0;
+  for (int c = 0; c < channels; ++c) {
+    writer.Flush(c);
+    LoggingInput input;
+    input.reads_ahead = reads_ahead;
+    RecordReader<Record> reader(&input, timestamps, true);
+    const auto& bytes = writer.flushed[c];
+    input.StartCall();
+    reader.Process(bytes.data(), bytes.data() + bytes.size());
+    REQUIRE(input.hashes.size() == input.collected.size());
+    std::vector<Record> expected;
+    for (const Record& r : records) {
+      if (channel_of(selector->KeyGroup(r, 128)) == c) expected.push_back(r);
+    }
+    CHECK(input.collected == expected);
+    for (size_t i = 0; i < input.collected.size(); ++i) {
+      const Record& r = input.collected[i];
+      INFO(r.first);
+      CHECK(input.hashes[i].hash_code == KeyHashCode<std::string>::Of(r.first));
+      CHECK(input.hashes[i].key_group == KeyGroupOf(r.first, 128));
+      if (timestamps) CHECK(input.timestamps[i] == r.second * 10);
+    }
+    read += input.collected.size();
+  }
+  CHECK(read == records.size());
+}
+
+TEST_CASE("RecordWriterOutput: numbers on a hash edge carry their hashes, at every room left", "[channel_io]") {
+  const bool timestamps = GENERATE(false, true);
+  const size_t room = GENERATE(0, 5, 14, 64);
+  auto parity = [](const int64_t& n) { return n % 2; };
+  const auto selector = std::make_shared<const KeySelector<int64_t, int64_t, decltype(parity)>>(parity);
+  KeepingWriter writer(1, room, 100);
+  RecordWriterOutput<int64_t> out(&writer, ShipStrategy::kHash, selector, 128, 0, timestamps);
+  for (int64_t n = 0; n < 500; ++n) {
+    if (timestamps) SetCurrentRecordTimestamp(n * 10);
+    out.Collect(n);
+  }
+  writer.Flush(0);
+  const auto& bytes = writer.flushed[0];
+  DataInput in(bytes.data(), bytes.data() + bytes.size());
+  for (int64_t n = 0; n < 500; ++n) {
+    if (timestamps) REQUIRE(in.ReadFixed<int64_t>() == n * 10);
+    const KeyHash hash = ReadKeyHash(in);
+    REQUIRE(hash.hash_code == KeyHashCode<int64_t>::Of(n % 2));
+    REQUIRE(hash.key_group == KeyGroupOf<int64_t>(n % 2, 128));
+    REQUIRE(in.ReadFixed<int64_t>() == n);
+  }
+  CHECK(in.AtEnd());
 }
 
 TEST_CASE("RecordReader: stopped for mail, a keyed input's reader resumes after the last record it processed",

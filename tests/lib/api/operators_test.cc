@@ -111,13 +111,21 @@ TEST_CASE("reduce: records read from a buffer, keys prepared ahead, give the sum
   ReduceHarness<decltype(in_place)> one_by_one(in_place);
   for (const auto& wc : input) one_by_one.op.Collect(wc);
 
+  // Records of a hash edge carry their key's hash code and key group, as the sender
+  // computed them (KeySelector); the reader takes them instead of hashing again.
+  const bool with_key_hashes = GENERATE(false, true);
+  auto word = [](const WordCount& wc) -> const std::string& { return wc.first; };
+  const weir::KeySelector<WordCount, std::string, decltype(word)> selector(word);
   ReduceHarness<decltype(in_place)> read(in_place);
-  weir::RecordReader<WordCount> reader(static_cast<weir::Output<WordCount>*>(read.op.Input()));
+  weir::RecordReader<WordCount> reader(static_cast<weir::Output<WordCount>*>(read.op.Input()), false, with_key_hashes);
   for (size_t begin = 0; begin < input.size(); begin += 1000) {  // buffers of 1000 records
     const size_t end = std::min(input.size(), begin + 1000);
     std::vector<uint8_t> bytes;
     weir::DataOutput out(&bytes);
-    for (size_t i = begin; i < end; ++i) weir::Serializer<WordCount>::Write(out, input[i]);
+    for (size_t i = begin; i < end; ++i) {
+      if (with_key_hashes) weir::WriteKeyHash(out, selector.Hash(input[i], 128));
+      weir::Serializer<WordCount>::Write(out, input[i]);
+    }
     REQUIRE(reader.Process(bytes.data(), bytes.data() + bytes.size()) == static_cast<int64_t>(end - begin));
   }
   CHECK(read.out.records == one_by_one.out.records);
@@ -145,7 +153,7 @@ std::vector<K> CurrentKeysPrepared(const std::vector<Event>& events, KeyF key_fn
   keys.Start(states);
   const int n = static_cast<int>(events.size());
   REQUIRE(n <= weir::KeyedInput<Event>::kSlots);
-  keys.Prepare(key_fn, events.data(), 0, n, states);
+  keys.Prepare(key_fn, events.data(), nullptr, 0, n, states);
   std::vector<K> current;
   for (int slot = 0; slot < n; ++slot) {
     keys.SetCurrent(slot, states);
@@ -178,6 +186,24 @@ TEST_CASE("prepared keys: a key of another subtask's key group is refused when i
   int64_t outside = 0;
   while (weir::KeyGroupOf(outside, 128) <= 63) ++outside;
   keys.Start(states);
-  keys.Prepare(identity, &outside, 0, 1, states);  // preparing (and prefetching) is only a hint
+  keys.Prepare(identity, &outside, nullptr, 0, 1, states);  // preparing (and prefetching) is only a hint
   CHECK_THROWS_AS(keys.SetCurrent(0, states), std::logic_error);
+}
+
+TEST_CASE("prepared keys: a record's carried hash code and key group are taken as they are", "[api][operators]") {
+  weir::KeyedStates<int64_t> states(128, {0, 63}, {});
+  weir::PreparedKeys<int64_t, int64_t, int64_t (*)(const int64_t&)> keys;
+  int64_t (*identity)(const int64_t&) = [](const int64_t& n) { return n; };
+  int64_t mine = 0;
+  while (weir::KeyGroupOf(mine, 128) > 63) ++mine;
+  keys.Start(states);
+  // The key's own hash, then one that names another subtask's key group: the key group
+  // carried is the one checked (the key is not hashed again).
+  const weir::KeyHash hashes[2] = {{weir::KeyHashCode<int64_t>::Of(mine), weir::KeyGroupOf(mine, 128)},
+                                   {weir::KeyHashCode<int64_t>::Of(mine), 64}};
+  const int64_t records[2] = {mine, mine};
+  keys.Prepare(identity, records, hashes, 0, 2, states);
+  keys.SetCurrent(0, states);
+  CHECK(states.current_key() == mine);
+  CHECK_THROWS_AS(keys.SetCurrent(1, states), std::logic_error);
 }

@@ -356,7 +356,11 @@ class Harness {
   void Data(int channel, const std::vector<int64_t>& records) {
     std::vector<uint8_t> bytes;
     weir::DataOutput out(&bytes);
-    for (int64_t r : records) weir::Serializer<int64_t>::Write(out, r);
+    for (int64_t r : records) {
+      // A hash edge: each record after its key's hash, as the sender writes it.
+      weir::WriteKeyHash(out, {weir::KeyHashCode<int64_t>::Of(r), weir::KeyGroupOf(r, weir::kDefaultMaxParallelism)});
+      weir::Serializer<int64_t>::Write(out, r);
+    }
     REQUIRE(gate_->PushData(channel, std::move(bytes)));
   }
   void Barrier(int channel, int64_t id, CheckpointKind kind = CheckpointKind::kCheckpoint,
@@ -412,11 +416,14 @@ std::map<int, std::vector<int64_t>> PersistedRecords(const RecordingListener::Ac
   REQUIRE(bytes.ok());
   auto state = weir::DecodeChannelState(*bytes, "in the test");
   REQUIRE(state.ok());
+  REQUIRE(state->key_hashes);
   for (const auto& [channel, buffer] : state->buffers) {
     weir::DataInput in(buffer);
     while (!in.AtEnd()) {
+      const weir::KeyHash hash = weir::ReadKeyHash(in);
       int64_t v = 0;
       weir::Serializer<int64_t>::Read(in, v);
+      REQUIRE(hash.key_group == weir::KeyGroupOf(v, weir::kDefaultMaxParallelism));
       out[channel].push_back(v);
     }
   }
@@ -951,7 +958,7 @@ TEST_CASE("task barriers: unaligned, the barrier overtakes queued input, which i
   CHECK(persisted[0] == std::vector<int64_t>{1, 2});
   CHECK(persisted[1] == std::vector<int64_t>{10, 11});
   CHECK(ack.metrics.unaligned);
-  CHECK(ack.metrics.persisted_bytes == 4 * 8);
+  CHECK(ack.metrics.persisted_bytes == 4 * (weir::kKeyHashBytes + 8));  // four records with their key hashes
   REQUIRE(h.probe().ReadRecords({12}));
   CHECK(h.probe().Count(K::kBarrier, 1) == 1);  // the handled barriers are not forwarded again
   CHECK(h.listener().failure().empty());
@@ -1074,23 +1081,42 @@ TEST_CASE("task barriers: unaligned, a checkpoint that overtakes a queued savepo
   CHECK(h.listener().AckedIds() == std::vector<int64_t>{2});
 }
 
-TEST_CASE("channel state: the input of each buffer is kept for two-input tasks, single-input ones are written as before",
+TEST_CASE("channel state: each buffer's input and the record format are kept; the layouts before are read",
           "[runtime][unaligned]") {
-  weir::ChannelStateSnapshot single;
-  single.buffers = {{0, weir::Bytes{1, 2}}, {1, weir::Bytes{3}}};
+  weir::ChannelStateSnapshot hashed;
+  hashed.buffers = {{0, weir::Bytes{1, 2}}, {1, weir::Bytes{3}}};
+  auto decoded = weir::DecodeChannelState(weir::EncodeChannelState(hashed), "in the test");
+  REQUIRE(decoded.ok());
+  CHECK(decoded->key_hashes);
+  CHECK(decoded->buffers == hashed.buffers);
+  CHECK(decoded->inputs == std::vector<int>{0, 0});
+
+  // The layouts of builds whose records carried no key hashes: the buffers alone (single
+  // input), then each buffer's input (two inputs).
+  weir::ChannelStateSnapshot single = hashed;
+  single.key_hashes = false;
+  const weir::Bytes single_bytes = weir::EncodeChannelState(single);
   weir::ChannelStateSnapshot two = single;
   two.inputs = {0, 1};
-  const weir::Bytes single_bytes = weir::EncodeChannelState(single);
   CHECK(single_bytes.size() + 3 == weir::EncodeChannelState(two).size());  // a count and two inputs follow
-  auto decoded = weir::DecodeChannelState(weir::EncodeChannelState(two), "in the test");
-  REQUIRE(decoded.ok());
-  CHECK(decoded->inputs == std::vector<int>{0, 1});
-  CHECK(decoded->buffers == two.buffers);
+  CHECK(weir::EncodeChannelState(hashed).size() == single_bytes.size() + 4);  // and the format
+  auto old_two = weir::DecodeChannelState(weir::EncodeChannelState(two), "in the test");
+  REQUIRE(old_two.ok());
+  CHECK(old_two->inputs == std::vector<int>{0, 1});
+  CHECK(old_two->buffers == two.buffers);
+  CHECK_FALSE(old_two->key_hashes);
   auto old = weir::DecodeChannelState(single_bytes, "in the test");
   REQUIRE(old.ok());
   CHECK(old->inputs.empty());
+  CHECK_FALSE(old->key_hashes);
+
   weir::Bytes bad = single_bytes;
   bad.push_back(5);  // five inputs for two buffers
   for (int i = 0; i < 5; ++i) bad.push_back(0);
   CHECK_FALSE(weir::DecodeChannelState(bad, "in the test").ok());
+  weir::Bytes newer = weir::EncodeChannelState(hashed);
+  newer.back() = 2;  // a record format this build does not know
+  auto refused = weir::DecodeChannelState(newer, "in the test");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().ToString().find("unknown record format 2") != std::string::npos);
 }
