@@ -48,20 +48,56 @@ class ChannelWriter {
 enum class ShipStrategy { kForward, kHash, kRebalance, kBroadcast };
 const char* ShipStrategyName(ShipStrategy s);
 
-// The key of a record on a hash edge: its hash code and key group, by which the record is
-// routed and, carried in front of it, processed downstream.
+// On a hash edge, each record (after its timestamp, on an edge of timestamped records)
+// is preceded by its KeyHash, as the sender computed it to route the record: the key group
+// in 2 bytes (a maximum parallelism is at most 2^15), then the hash code in 4, unless the
+// key is a number, whose hash code the receiver computes for less than carrying it costs.
+template <class K>
+inline constexpr bool kKeyHashCodeCarried = !std::is_arithmetic_v<K>;
+template <class K>
+inline constexpr size_t kKeyHashBytes = kKeyHashCodeCarried<K> ? 6 : 2;
+
+// `bytes` is 2 (the key group) or 6 (and the hash code).
+inline void WriteKeyHash(uint8_t* at, KeyHash hash, size_t bytes) {
+  const auto key_group = static_cast<uint16_t>(hash.key_group);
+  std::memcpy(at, &key_group, 2);
+  if (bytes == 6) std::memcpy(at + 2, &hash.hash_code, 4);
+}
+inline void WriteKeyHash(DataOutput& out, KeyHash hash, size_t bytes) {
+  uint8_t at[6];
+  WriteKeyHash(at, hash, bytes);
+  out.WriteBytes(at, bytes);
+}
+// The hash code is 0 when not carried (2 bytes).
+inline KeyHash ReadKeyHash(DataInput& in, size_t bytes) {
+  KeyHash hash;
+  hash.key_group = in.ReadFixed<uint16_t>();
+  if (bytes == 6) hash.hash_code = in.ReadFixed<int32_t>();
+  return hash;
+}
+
+// The key of a record on a hash edge: its KeyHash, by which the record is routed and,
+// carried in front of it, processed downstream.
 template <class T>
 class KeySelectorBase {
  public:
   virtual ~KeySelectorBase() = default;
   virtual KeyHash Hash(const T& record, int max_parallelism) const = 0;
   int KeyGroup(const T& record, int max_parallelism) const { return Hash(record, max_parallelism).key_group; }
+  // How many bytes of KeyHash precede each record (kKeyHashBytes of the key type).
+  size_t key_hash_bytes() const { return key_hash_bytes_; }
+
+ protected:
+  explicit KeySelectorBase(size_t key_hash_bytes) : key_hash_bytes_(key_hash_bytes) {}
+
+ private:
+  size_t key_hash_bytes_;
 };
 
 template <class T, class K, class F>
 class KeySelector final : public KeySelectorBase<T> {
  public:
-  explicit KeySelector(F f) : f_(std::move(f)) {}
+  explicit KeySelector(F f) : KeySelectorBase<T>(kKeyHashBytes<K>), f_(std::move(f)) {}
   KeyHash Hash(const T& record, int max_parallelism) const override {
     const int32_t hash_code = KeyHashCode<K>::Of(f_(record));
     return {hash_code, AssignToKeyGroup(hash_code, max_parallelism)};
@@ -71,25 +107,11 @@ class KeySelector final : public KeySelectorBase<T> {
   F f_;
 };
 
-// On a hash edge, each record (after its timestamp, on an edge of timestamped records)
-// is preceded by its KeyHash: the hash code in 4 bytes, the key group in 2 (a maximum
-// parallelism is at most 2^15).
-inline constexpr size_t kKeyHashBytes = 6;
-inline void WriteKeyHash(uint8_t* at, KeyHash hash) {
-  const auto key_group = static_cast<uint16_t>(hash.key_group);
-  std::memcpy(at, &hash.hash_code, 4);
-  std::memcpy(at + 4, &key_group, 2);
-}
-inline void WriteKeyHash(DataOutput& out, KeyHash hash) {
-  uint8_t bytes[kKeyHashBytes];
-  WriteKeyHash(bytes, hash);
-  out.WriteBytes(bytes, kKeyHashBytes);
-}
-inline KeyHash ReadKeyHash(DataInput& in) {
-  KeyHash hash;
-  hash.hash_code = in.ReadFixed<int32_t>();
-  hash.key_group = in.ReadFixed<uint16_t>();
-  return hash;
+// The KeyHash bytes of the records of an edge: 0 unless it is a hash edge (key_selector,
+// a KeySelectorBase<T>, not null).
+template <class T>
+size_t KeyHashBytesOf(const std::shared_ptr<const void>& key_selector) {
+  return key_selector ? static_cast<const KeySelectorBase<T>*>(key_selector.get())->key_hash_bytes() : 0;
 }
 
 // Serializes records into the channels of one output edge.
@@ -105,6 +127,7 @@ class RecordWriterOutput final : public Output<T> {
         key_selector_(std::move(key_selector)),
         max_parallelism_(max_parallelism),
         num_channels_(writer->num_channels()),
+        key_hash_bytes_(strategy == ShipStrategy::kHash ? key_selector_->key_hash_bytes() : 0),
         channel_of_(max_parallelism, num_channels_),
         next_channel_(subtask_index % writer->num_channels()),
         flush_threshold_(writer->flush_threshold()) {}
@@ -136,14 +159,14 @@ class RecordWriterOutput final : public Output<T> {
     if constexpr (std::is_arithmetic_v<T>) {
       // Of a fixed size, as Serializer writes it: copied where the buffer has room, inline
       // (the rest is out of line).
-      constexpr size_t kSize = (kHashed ? kKeyHashBytes : 0) + sizeof(T);
+      const size_t size = (kHashed ? key_hash_bytes_ : 0) + sizeof(T);
       OpenBuffer& open = writer_->open(channel);
-      if (!with_timestamps_ && open.bytes.size() - open.used >= kSize && open.used + kSize < flush_threshold_)
+      if (!with_timestamps_ && open.bytes.size() - open.used >= size && open.used + size < flush_threshold_)
           [[likely]] {
         uint8_t* at = open.bytes.data() + open.used;
-        if constexpr (kHashed) WriteKeyHash(at, hash);
-        std::memcpy(at + (kSize - sizeof(T)), &record, sizeof(T));
-        open.used += kSize;
+        if constexpr (kHashed) WriteKeyHash(at, hash, key_hash_bytes_);
+        std::memcpy(at + (size - sizeof(T)), &record, sizeof(T));
+        open.used += size;
         ++open.records;
         return;
       }
@@ -156,7 +179,7 @@ class RecordWriterOutput final : public Output<T> {
       DataOutput out(&open.bytes, &open.used);
       // On an edge of timestamped records, each record is preceded by its timestamp.
       if (with_timestamps_) Serializer<int64_t>::Write(out, CurrentRecordTimestamp());
-      if (hash != nullptr) WriteKeyHash(out, *hash);
+      if (hash != nullptr) WriteKeyHash(out, *hash, key_hash_bytes_);
       Serializer<T>::Write(out, record);
     }
     ++open.records;
@@ -169,6 +192,7 @@ class RecordWriterOutput final : public Output<T> {
   std::shared_ptr<const KeySelectorBase<T>> key_selector_;
   int max_parallelism_;
   int num_channels_;
+  size_t key_hash_bytes_;  // of the records of a hash edge, else 0
   KeyGroupToOperator channel_of_;  // the channel of a key group
   int next_channel_;
   size_t flush_threshold_;
@@ -189,12 +213,12 @@ class RecordReaderBase {
 template <class T>
 class RecordReader final : public RecordReaderBase {
  public:
-  // `with_key_hashes`: the edge is a hash edge, whose records carry their KeyHash.
-  explicit RecordReader(Output<T>* input, bool with_timestamps = false, bool with_key_hashes = false)
+  // `key_hash_bytes`: of the KeyHash before each record (a hash edge), else 0.
+  explicit RecordReader(Output<T>* input, bool with_timestamps = false, size_t key_hash_bytes = 0)
       : input_(input),
         keyed_(dynamic_cast<KeyedInput<T>*>(input)),
         with_timestamps_(with_timestamps),
-        with_key_hashes_(with_key_hashes) {}
+        key_hash_bytes_(key_hash_bytes) {}
   int64_t Process(const uint8_t* begin, const uint8_t* end, const std::atomic<int>* interrupt = nullptr,
                   const uint8_t** stopped_at = nullptr) override {
     if (keyed_ != nullptr && keyed_->StartBuffer()) return ProcessAhead(begin, end, interrupt, stopped_at);
@@ -206,8 +230,8 @@ class RecordReader final : public RecordReaderBase {
         Serializer<int64_t>::Read(in, ts);
         SetCurrentRecordTimestamp(ts);
       }
-      if (with_key_hashes_) {
-        const KeyHash hash = ReadKeyHash(in);
+      if (key_hash_bytes_ != 0) {
+        const KeyHash hash = ReadKeyHash(in, key_hash_bytes_);
         Serializer<T>::Read(in, record_);
         if (keyed_ != nullptr) {
           keyed_->CollectHashed(record_, hash);
@@ -264,18 +288,18 @@ class RecordReader final : public RecordReaderBase {
     for (; count < kBatch && !in.AtEnd(); ++count) {
       const int slot = base + count;
       if (with_timestamps_) Serializer<int64_t>::Read(in, timestamps_[slot]);
-      if (with_key_hashes_) hashes_[slot] = ReadKeyHash(in);
+      if (key_hash_bytes_ != 0) hashes_[slot] = ReadKeyHash(in, key_hash_bytes_);
       Serializer<T>::Read(in, ahead_[slot]);
       next_[slot] = in.position();
     }
-    if (count > 0) keyed_->Prepare(&ahead_[base], with_key_hashes_ ? &hashes_[base] : nullptr, base, count);
+    if (count > 0) keyed_->Prepare(&ahead_[base], key_hash_bytes_ != 0 ? &hashes_[base] : nullptr, base, count);
     return count;
   }
 
   Output<T>* input_;
   KeyedInput<T>* keyed_;  // input_ when it is keyed, else nullptr
   bool with_timestamps_;
-  bool with_key_hashes_;
+  size_t key_hash_bytes_;
   T record_{};
   // The records of ProcessAhead, by slot: two batches.
   T ahead_[KeyedInput<T>::kSlots]{};

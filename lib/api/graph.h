@@ -25,15 +25,17 @@ class TypeInfoBase {
       int max_parallelism, int subtask_index, bool with_timestamps = false) const = 0;
   // A reader that pushes records into `input` (an Output<T>*). `with_timestamps`: the
   // edge carries each record's timestamp (see event_time.h), on both ends;
-  // `with_key_hashes`: each record's KeyHash (a hash edge, see RecordWriterOutput).
+  // `key_selector`: a hash edge's (a KeySelectorBase<T>), whose records carry their
+  // KeyHash (see RecordWriterOutput), else null.
   virtual std::unique_ptr<RecordReaderBase> CreateReader(OutputBase* input, bool with_timestamps = false,
-                                                         bool with_key_hashes = false) const = 0;
+                                                         const std::shared_ptr<const void>& key_selector = nullptr) const = 0;
   // An output that copies each record to each of `outputs` (Output<T>*s).
   virtual std::unique_ptr<OutputBase> CreateFanOut(const std::vector<OutputBase*>& outputs) const = 0;
-  // The records of a data buffer of a hash edge whose key group (the one each carries)
-  // is in `range`: in-flight data of an unaligned checkpoint restored at another
-  // parallelism. Throws DeserializationError.
+  // The records of a data buffer of the hash edge of `key_selector` (a KeySelectorBase<T>)
+  // whose key group (the one each carries) is in `range`: in-flight data of an unaligned
+  // checkpoint restored at another parallelism. Throws DeserializationError.
   virtual std::vector<uint8_t> FilterByKeyGroups(const std::vector<uint8_t>& buffer, bool with_timestamps,
+                                                 const std::shared_ptr<const void>& key_selector,
                                                  KeyGroupRange range) const = 0;
   // The records of a data buffer of a hash edge written before records carried their
   // KeyHash, each given the one `key_selector` (a KeySelectorBase<T>) computes. Throws
@@ -55,8 +57,9 @@ class TypeInfo final : public TypeInfoBase {
         max_parallelism, subtask_index, with_timestamps);
   }
   std::unique_ptr<RecordReaderBase> CreateReader(OutputBase* input, bool with_timestamps = false,
-                                                 bool with_key_hashes = false) const override {
-    return std::make_unique<RecordReader<T>>(static_cast<Output<T>*>(input), with_timestamps, with_key_hashes);
+                                                 const std::shared_ptr<const void>& key_selector = nullptr) const override {
+    return std::make_unique<RecordReader<T>>(static_cast<Output<T>*>(input), with_timestamps,
+                                             KeyHashBytesOf<T>(key_selector));
   }
   std::unique_ptr<OutputBase> CreateFanOut(const std::vector<OutputBase*>& outputs) const override {
     auto fan = std::make_unique<FanOutOutput<T>>();
@@ -64,14 +67,16 @@ class TypeInfo final : public TypeInfoBase {
     return fan;
   }
   std::vector<uint8_t> FilterByKeyGroups(const std::vector<uint8_t>& buffer, bool with_timestamps,
+                                         const std::shared_ptr<const void>& key_selector,
                                          KeyGroupRange range) const override {
+    const size_t key_hash_bytes = KeyHashBytesOf<T>(key_selector);
     std::vector<uint8_t> kept;
     DataInput in(buffer);
     T record{};
     while (!in.AtEnd()) {
       const uint8_t* begin = in.position();
       if (with_timestamps) in.ReadFixed<int64_t>();
-      const int key_group = ReadKeyHash(in).key_group;
+      const int key_group = ReadKeyHash(in, key_hash_bytes).key_group;
       Serializer<T>::Read(in, record);
       if (range.Contains(key_group)) kept.insert(kept.end(), begin, in.position());
     }
@@ -90,7 +95,7 @@ class TypeInfo final : public TypeInfoBase {
       if (with_timestamps) out.WriteFixed<int64_t>(in.ReadFixed<int64_t>());
       const uint8_t* begin = in.position();
       Serializer<T>::Read(in, record);
-      WriteKeyHash(out, selector.Hash(record, max_parallelism));
+      WriteKeyHash(out, selector.Hash(record, max_parallelism), selector.key_hash_bytes());
       out.WriteBytes(begin, static_cast<size_t>(in.position() - begin));
     }
     return hashed;

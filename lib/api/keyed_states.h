@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "lib/api/channel_io.h"
 #include "lib/api/heap_state.h"
 #include "lib/api/keyed_state_backend.h"
 #include "lib/api/keyed_state_rows.h"
@@ -320,7 +321,7 @@ class PreparedKeys {
       Slot& s = slots_[first_slot + i];
       TakeKey(key_fn, records[i], s);
       if (hashes != nullptr) {
-        s.hash_code = hashes[i].hash_code;
+        s.hash_code = kKeyHashCodeCarried<K> ? hashes[i].hash_code : KeyHashCode<K>::Of(*s.key);
         s.kg = hashes[i].key_group;
       } else {
         s.hash_code = KeyHashCode<K>::Of(*s.key);

@@ -174,7 +174,12 @@ class KeyedOperatorInput : public Output<T>, public KeyedInput<T> {
     static_cast<Derived*>(this)->Process(r);
   }
   void CollectHashed(const T& r, KeyHash hash) override {
-    States().SetCurrentKey(key_fn_(r), hash.hash_code, hash.key_group);
+    decltype(auto) key = key_fn_(r);
+    if constexpr (kKeyHashCodeCarried<K>) {
+      States().SetCurrentKey(key, hash.hash_code, hash.key_group);
+    } else {
+      States().SetCurrentKey(key, KeyHashCode<K>::Of(key), hash.key_group);
+    }
     static_cast<Derived*>(this)->Process(r);
   }
   bool StartBuffer() override { return keys_.Start(States()); }

@@ -38,9 +38,9 @@ class Output : public OutputBase {
 // On a hash edge each record comes with its key's hash code and key group (KeyHash), as
 // the sender computed them to route it: CollectHashed and a Prepare given `hashes` take
 // them instead of hashing the key again. (The key itself is still taken from the
-// record.)
+// record, and a number key's hash code computed from it.)
 struct KeyHash {
-  int32_t hash_code = 0;  // KeyHashCode of the key
+  int32_t hash_code = 0;  // KeyHashCode of the key, when carried (kKeyHashCodeCarried)
   int key_group = 0;
 };
 

@@ -354,8 +354,9 @@ void Task::SetUp() {
       OutputBase* input = impl.operators[0]->InputAt(k);
       if (!input) throw std::logic_error("the head operator of " + name_ + " has no input " + std::to_string(k));
       const bool timestamped = graph.nodes[head.inputs[k].source_node].timestamped;
-      const bool hashed = plan.edges[vertex.inputs[k]].strategy == ShipStrategy::kHash;
-      impl.readers.push_back(InputType(head, k).CreateReader(input, timestamped, hashed));
+      const PlanEdge& edge = plan.edges[vertex.inputs[k]];
+      impl.readers.push_back(InputType(head, k).CreateReader(
+          input, timestamped, edge.strategy == ShipStrategy::kHash ? edge.key_selector : nullptr));
       impl.clear_timestamps.push_back(head.inputs.size() > 1 && !timestamped && head.timestamped);
       for (int c = offsets[k]; c < offsets[k + 1]; ++c) impl.channel_input.push_back(k);
     }
@@ -663,7 +664,7 @@ void Task::ReplayChannelState() {
           throw StateRestoreError("cannot restore the in-flight data of " + name_ + " at another parallelism: input " +
                                   std::to_string(k) + " is not keyed while the other is");
         }
-        buffer = InputType(head, k).FilterByKeyGroups(buffer, with_timestamps, range);
+        buffer = InputType(head, k).FilterByKeyGroups(buffer, with_timestamps, edge.key_selector, range);
       }
       if (impl.clear_timestamps[k]) SetCurrentRecordTimestamp(kNoTimestamp);
       bytes_in_.fetch_add(static_cast<int64_t>(buffer.size()), std::memory_order_relaxed);

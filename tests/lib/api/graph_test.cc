@@ -29,7 +29,7 @@ std::vector<uint8_t> Buffer(const std::vector<Record>& records, bool timestamps,
   DataOutput out(&bytes);
   for (const Record& r : records) {
     if (timestamps) out.WriteFixed<int64_t>(r.second * 10);
-    if constexpr (!std::is_same_v<HashOf, std::nullptr_t>) WriteKeyHash(out, hash_of(r));
+    if constexpr (!std::is_same_v<HashOf, std::nullptr_t>) WriteKeyHash(out, hash_of(r), kKeyHashBytes<std::string>);
     Serializer<Record>::Write(out, r);
   }
   return bytes;
@@ -53,13 +53,14 @@ TEST_CASE("TypeInfo: in-flight records are kept by the key group they carry", "[
   const std::vector<Record> records = Records(50);
   // Key groups carried as given (not the ones the words hash to): record i carries i.
   const auto carried = [](const Record& r) { return KeyHash{0, static_cast<int>(r.second)}; };
+  const auto selector = std::make_shared<const WordSelector>(&WordOf);
   const auto kept = TypeInfoOf<Record>()->FilterByKeyGroups(Buffer(records, timestamps, carried), timestamps,
-                                                            KeyGroupRange{10, 19});
+                                                            selector, KeyGroupRange{10, 19});
   const std::vector<Record> expected(records.begin() + 10, records.begin() + 20);
   CHECK(kept == Buffer(expected, timestamps, carried));
   auto cut = Buffer(records, timestamps, carried);
   cut.resize(cut.size() - 3);
-  CHECK_THROWS_AS(TypeInfoOf<Record>()->FilterByKeyGroups(cut, timestamps, KeyGroupRange{0, 127}),
+  CHECK_THROWS_AS(TypeInfoOf<Record>()->FilterByKeyGroups(cut, timestamps, selector, KeyGroupRange{0, 127}),
                   DeserializationError);
 }
 

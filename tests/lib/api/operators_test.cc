@@ -117,18 +117,67 @@ TEST_CASE("reduce: records read from a buffer, keys prepared ahead, give the sum
   auto word = [](const WordCount& wc) -> const std::string& { return wc.first; };
   const weir::KeySelector<WordCount, std::string, decltype(word)> selector(word);
   ReduceHarness<decltype(in_place)> read(in_place);
-  weir::RecordReader<WordCount> reader(static_cast<weir::Output<WordCount>*>(read.op.Input()), false, with_key_hashes);
+  weir::RecordReader<WordCount> reader(static_cast<weir::Output<WordCount>*>(read.op.Input()), false,
+                                       with_key_hashes ? selector.key_hash_bytes() : 0);
   for (size_t begin = 0; begin < input.size(); begin += 1000) {  // buffers of 1000 records
     const size_t end = std::min(input.size(), begin + 1000);
     std::vector<uint8_t> bytes;
     weir::DataOutput out(&bytes);
     for (size_t i = begin; i < end; ++i) {
-      if (with_key_hashes) weir::WriteKeyHash(out, selector.Hash(input[i], 128));
+      if (with_key_hashes) weir::WriteKeyHash(out, selector.Hash(input[i], 128), selector.key_hash_bytes());
       weir::Serializer<WordCount>::Write(out, input[i]);
     }
     REQUIRE(reader.Process(bytes.data(), bytes.data() + bytes.size()) == static_cast<int64_t>(end - begin));
   }
   CHECK(read.out.records == one_by_one.out.records);
+}
+
+TEST_CASE("reduce: number keys read with their key groups alone are found again after a restore",
+          "[api][operators]") {
+  // A number key's hash code is not carried: the operator computes it, and the state it
+  // keeps by it is found again by a restored operator, which hashes the restored keys.
+  using Sum = std::pair<int64_t, int64_t>;
+  auto key_of = [](const Sum& s) { return s.first; };
+  using KeyF = decltype(key_of);
+  auto add = [](Sum& acc, const Sum& s) { acc.second += s.second; };
+  using Operator = weir::internal::ReduceOperator<int64_t, Sum, KeyF, decltype(add)>;
+  const weir::KeySelector<Sum, int64_t, KeyF> selector(key_of);
+  REQUIRE(selector.key_hash_bytes() == 2);
+  auto read = [&](Operator& op, const std::vector<Sum>& sums) {
+    weir::RecordReader<Sum> reader(static_cast<weir::Output<Sum>*>(op.Input()), false, selector.key_hash_bytes());
+    std::vector<uint8_t> bytes;
+    weir::DataOutput out(&bytes);
+    for (const Sum& s : sums) {
+      weir::WriteKeyHash(out, selector.Hash(s, 128), selector.key_hash_bytes());
+      weir::Serializer<Sum>::Write(out, s);
+    }
+    REQUIRE(reader.Process(bytes.data(), bytes.data() + bytes.size()) == static_cast<int64_t>(sums.size()));
+  };
+  auto setup = [](Operator& op, CollectingOutput<Sum>& out, const weir::RestoredState* restored) {
+    weir::OperatorContext ctx;
+    ctx.operator_name = "reduce";
+    ctx.restored = restored;
+    op.Setup(ctx);
+    op.SetOutput(&out);
+    op.Open();
+  };
+  Operator before(key_of, add);
+  CollectingOutput<Sum> before_out;
+  setup(before, before_out, nullptr);
+  read(before, {{1, 10}, {2, 20}, {1, 1}, {-7, 5}});
+  auto handles = before.SnapshotState({}).keyed->Write(*weir::MakeDirectoryOutput("", "", 0));
+  REQUIRE(handles.ok());
+  auto rows = weir::ReadKeyGroups(*handles, {0, 127});
+  REQUIRE(rows.ok());
+  weir::RestoredState restored;
+  restored.restored = true;
+  restored.keyed = std::move(*rows);
+
+  Operator after(key_of, add);
+  CollectingOutput<Sum> after_out;
+  setup(after, after_out, &restored);
+  read(after, {{2, 2}, {-7, 1}, {1, 100}, {3, 3}});
+  CHECK(after_out.records == std::vector<Sum>{{2, 22}, {-7, 6}, {1, 111}, {3, 3}});
 }
 
 namespace {
@@ -190,20 +239,24 @@ TEST_CASE("prepared keys: a key of another subtask's key group is refused when i
   CHECK_THROWS_AS(keys.SetCurrent(0, states), std::logic_error);
 }
 
-TEST_CASE("prepared keys: a record's carried hash code and key group are taken as they are", "[api][operators]") {
+TEST_CASE("prepared keys: a record's carried key group is taken as it is", "[api][operators]") {
   weir::KeyedStates<int64_t> states(128, {0, 63}, {});
   weir::PreparedKeys<int64_t, int64_t, int64_t (*)(const int64_t&)> keys;
   int64_t (*identity)(const int64_t&) = [](const int64_t& n) { return n; };
   int64_t mine = 0;
   while (weir::KeyGroupOf(mine, 128) > 63) ++mine;
   keys.Start(states);
-  // The key's own hash, then one that names another subtask's key group: the key group
-  // carried is the one checked (the key is not hashed again).
-  const weir::KeyHash hashes[2] = {{weir::KeyHashCode<int64_t>::Of(mine), weir::KeyGroupOf(mine, 128)},
-                                   {weir::KeyHashCode<int64_t>::Of(mine), 64}};
+  // The key's own key group, then one of another subtask: the key group carried is the
+  // one checked (the key is not hashed into one again). A number's hash code is not
+  // carried (kKeyHashCodeCarried): the one given is ignored.
+  static_assert(!weir::kKeyHashCodeCarried<int64_t>);
+  const weir::KeyHash hashes[2] = {{0, weir::KeyGroupOf(mine, 128)}, {0, 64}};
   const int64_t records[2] = {mine, mine};
   keys.Prepare(identity, records, hashes, 0, 2, states);
   keys.SetCurrent(0, states);
   CHECK(states.current_key() == mine);
+  const auto& heap = dynamic_cast<weir::HeapKeyedStateBackend<int64_t>&>(states.backend());
+  CHECK(heap.current_hashed_key().hash_code == weir::KeyHashCode<int64_t>::Of(mine));
+  CHECK(heap.current_kg_index() == weir::KeyGroupOf(mine, 128));
   CHECK_THROWS_AS(keys.SetCurrent(1, states), std::logic_error);
 }

@@ -357,8 +357,8 @@ class Harness {
     std::vector<uint8_t> bytes;
     weir::DataOutput out(&bytes);
     for (int64_t r : records) {
-      // A hash edge: each record after its key's hash, as the sender writes it.
-      weir::WriteKeyHash(out, {weir::KeyHashCode<int64_t>::Of(r), weir::KeyGroupOf(r, weir::kDefaultMaxParallelism)});
+      // A hash edge: each record after its key group, as the sender writes it.
+      weir::WriteKeyHash(out, {0, weir::KeyGroupOf(r, weir::kDefaultMaxParallelism)}, weir::kKeyHashBytes<int64_t>);
       weir::Serializer<int64_t>::Write(out, r);
     }
     REQUIRE(gate_->PushData(channel, std::move(bytes)));
@@ -420,7 +420,7 @@ std::map<int, std::vector<int64_t>> PersistedRecords(const RecordingListener::Ac
   for (const auto& [channel, buffer] : state->buffers) {
     weir::DataInput in(buffer);
     while (!in.AtEnd()) {
-      const weir::KeyHash hash = weir::ReadKeyHash(in);
+      const weir::KeyHash hash = weir::ReadKeyHash(in, weir::kKeyHashBytes<int64_t>);
       int64_t v = 0;
       weir::Serializer<int64_t>::Read(in, v);
       REQUIRE(hash.key_group == weir::KeyGroupOf(v, weir::kDefaultMaxParallelism));
@@ -958,7 +958,7 @@ TEST_CASE("task barriers: unaligned, the barrier overtakes queued input, which i
   CHECK(persisted[0] == std::vector<int64_t>{1, 2});
   CHECK(persisted[1] == std::vector<int64_t>{10, 11});
   CHECK(ack.metrics.unaligned);
-  CHECK(ack.metrics.persisted_bytes == 4 * (weir::kKeyHashBytes + 8));  // four records with their key hashes
+  CHECK(ack.metrics.persisted_bytes == 4 * (2 + 8));  // four records with their key groups
   REQUIRE(h.probe().ReadRecords({12}));
   CHECK(h.probe().Count(K::kBarrier, 1) == 1);  // the handled barriers are not forwarded again
   CHECK(h.listener().failure().empty());
