@@ -57,6 +57,13 @@ inline constexpr bool kKeyHashCodeCarried = !std::is_arithmetic_v<K>;
 template <class K>
 inline constexpr size_t kKeyHashBytes = kKeyHashCodeCarried<K> ? 6 : 2;
 
+// The hash code of `key`, whose KeyHash came with its record: as carried, or computed.
+template <class K>
+int32_t HashCodeOf(const K& key, KeyHash carried) {
+  if constexpr (kKeyHashCodeCarried<K>) return carried.hash_code;
+  return KeyHashCode<K>::Of(key);
+}
+
 // `bytes` is 2 (the key group) or 6 (and the hash code).
 inline void WriteKeyHash(uint8_t* at, KeyHash hash, size_t bytes) {
   const auto key_group = static_cast<uint16_t>(hash.key_group);
@@ -64,9 +71,8 @@ inline void WriteKeyHash(uint8_t* at, KeyHash hash, size_t bytes) {
   if (bytes == 6) std::memcpy(at + 2, &hash.hash_code, 4);
 }
 inline void WriteKeyHash(DataOutput& out, KeyHash hash, size_t bytes) {
-  uint8_t at[6];
-  WriteKeyHash(at, hash, bytes);
-  out.WriteBytes(at, bytes);
+  out.WriteFixed<uint16_t>(static_cast<uint16_t>(hash.key_group));
+  if (bytes == 6) out.WriteFixed<int32_t>(hash.hash_code);
 }
 // The hash code is 0 when not carried (2 bytes).
 inline KeyHash ReadKeyHash(DataInput& in, size_t bytes) {

@@ -321,7 +321,7 @@ class PreparedKeys {
       Slot& s = slots_[first_slot + i];
       TakeKey(key_fn, records[i], s);
       if (hashes != nullptr) {
-        s.hash_code = kKeyHashCodeCarried<K> ? hashes[i].hash_code : KeyHashCode<K>::Of(*s.key);
+        s.hash_code = HashCodeOf(*s.key, hashes[i]);
         s.kg = hashes[i].key_group;
       } else {
         s.hash_code = KeyHashCode<K>::Of(*s.key);

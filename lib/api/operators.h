@@ -175,11 +175,7 @@ class KeyedOperatorInput : public Output<T>, public KeyedInput<T> {
   }
   void CollectHashed(const T& r, KeyHash hash) override {
     decltype(auto) key = key_fn_(r);
-    if constexpr (kKeyHashCodeCarried<K>) {
-      States().SetCurrentKey(key, hash.hash_code, hash.key_group);
-    } else {
-      States().SetCurrentKey(key, KeyHashCode<K>::Of(key), hash.key_group);
-    }
+    States().SetCurrentKey(key, HashCodeOf<K>(key, hash), hash.key_group);
     static_cast<Derived*>(this)->Process(r);
   }
   bool StartBuffer() override { return keys_.Start(States()); }

@@ -25,10 +25,11 @@ class CollectingOutput final : public weir::Output<T> {
 const std::string& WordOf(const WordCount& wc) { return wc.first; }
 
 // A keyed reduce operator as the runtime sets it up (one subtask, state on the heap).
-template <class F>
-struct ReduceHarness {
-  using Operator = weir::internal::ReduceOperator<std::string, WordCount, const std::string& (*)(const WordCount&), F>;
-  explicit ReduceHarness(F f, const weir::RestoredState* restored = nullptr) : op(&WordOf, std::move(f)) {
+template <class K, class T, class KeyF, class F>
+struct KeyedReduceHarness {
+  using Operator = weir::internal::ReduceOperator<K, T, KeyF, F>;
+  KeyedReduceHarness(KeyF key_fn, F f, const weir::RestoredState* restored = nullptr)
+      : op(std::move(key_fn), std::move(f)) {
     weir::OperatorContext ctx;
     ctx.operator_name = "reduce";
     ctx.restored = restored;
@@ -37,7 +38,15 @@ struct ReduceHarness {
     op.Open();
   }
   Operator op;
-  CollectingOutput<WordCount> out;
+  CollectingOutput<T> out;
+};
+
+// The same, counting words.
+template <class F>
+struct ReduceHarness : KeyedReduceHarness<std::string, WordCount, const std::string& (*)(const WordCount&), F> {
+  explicit ReduceHarness(F f, const weir::RestoredState* restored = nullptr)
+      : KeyedReduceHarness<std::string, WordCount, const std::string& (*)(const WordCount&), F>(&WordOf, std::move(f),
+                                                                                               restored) {}
 };
 
 }  // namespace
@@ -140,10 +149,10 @@ TEST_CASE("reduce: number keys read with their key groups alone are found again 
   auto key_of = [](const Sum& s) { return s.first; };
   using KeyF = decltype(key_of);
   auto add = [](Sum& acc, const Sum& s) { acc.second += s.second; };
-  using Operator = weir::internal::ReduceOperator<int64_t, Sum, KeyF, decltype(add)>;
+  using Harness = KeyedReduceHarness<int64_t, Sum, KeyF, decltype(add)>;
   const weir::KeySelector<Sum, int64_t, KeyF> selector(key_of);
   REQUIRE(selector.key_hash_bytes() == 2);
-  auto read = [&](Operator& op, const std::vector<Sum>& sums) {
+  auto read = [&](Harness::Operator& op, const std::vector<Sum>& sums) {
     weir::RecordReader<Sum> reader(static_cast<weir::Output<Sum>*>(op.Input()), false, selector.key_hash_bytes());
     std::vector<uint8_t> bytes;
     weir::DataOutput out(&bytes);
@@ -153,19 +162,9 @@ TEST_CASE("reduce: number keys read with their key groups alone are found again 
     }
     REQUIRE(reader.Process(bytes.data(), bytes.data() + bytes.size()) == static_cast<int64_t>(sums.size()));
   };
-  auto setup = [](Operator& op, CollectingOutput<Sum>& out, const weir::RestoredState* restored) {
-    weir::OperatorContext ctx;
-    ctx.operator_name = "reduce";
-    ctx.restored = restored;
-    op.Setup(ctx);
-    op.SetOutput(&out);
-    op.Open();
-  };
-  Operator before(key_of, add);
-  CollectingOutput<Sum> before_out;
-  setup(before, before_out, nullptr);
-  read(before, {{1, 10}, {2, 20}, {1, 1}, {-7, 5}});
-  auto handles = before.SnapshotState({}).keyed->Write(*weir::MakeDirectoryOutput("", "", 0));
+  Harness before(key_of, add);
+  read(before.op, {{1, 10}, {2, 20}, {1, 1}, {-7, 5}});
+  auto handles = before.op.SnapshotState({}).keyed->Write(*weir::MakeDirectoryOutput("", "", 0));
   REQUIRE(handles.ok());
   auto rows = weir::ReadKeyGroups(*handles, {0, 127});
   REQUIRE(rows.ok());
@@ -173,11 +172,9 @@ TEST_CASE("reduce: number keys read with their key groups alone are found again 
   restored.restored = true;
   restored.keyed = std::move(*rows);
 
-  Operator after(key_of, add);
-  CollectingOutput<Sum> after_out;
-  setup(after, after_out, &restored);
-  read(after, {{2, 2}, {-7, 1}, {1, 100}, {3, 3}});
-  CHECK(after_out.records == std::vector<Sum>{{2, 22}, {-7, 6}, {1, 111}, {3, 3}});
+  Harness after(key_of, add, &restored);
+  read(after.op, {{2, 2}, {-7, 1}, {1, 100}, {3, 3}});
+  CHECK(after.out.records == std::vector<Sum>{{2, 22}, {-7, 6}, {1, 111}, {3, 3}});
 }
 
 namespace {
