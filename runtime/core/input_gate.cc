@@ -24,7 +24,7 @@ bool InputGate::PushData(int channel, std::vector<uint8_t>&& bytes, int64_t* blo
   if (ch.capturing) ch.captured.push_back(bytes);  // in flight for an unaligned checkpoint
   ch.queue.push_back(Buffer::Data(std::move(bytes)));
   if (ch.data_count.fetch_add(1, std::memory_order_release) >= capacity_) {
-    floating_used_.fetch_add(1, std::memory_order_release);
+    if (floating_used_.fetch_add(1, std::memory_order_release) + 1 >= floating_) floating_exhausted_ = true;
   }
   lock.unlock();
   consumer_cv_.notify_one();
@@ -65,9 +65,14 @@ void InputGate::CountTakenLocked(Channel& ch, std::vector<InputGate*>* wake) {
   const int before = ch.data_count.fetch_sub(1, std::memory_order_release);
   if (before == capacity_ && ch.producer) wake->push_back(ch.producer);
   if (before <= capacity_) return;
-  // The buffer was a floating one. If every floating buffer was in use, the channels
-  // at or past their capacity were full: each of their producers may go on now.
-  if (floating_used_.fetch_sub(1, std::memory_order_release) != floating_) return;
+  // The buffer was a floating one. If every floating buffer was in use since the last
+  // wake, the channels at or past their capacity were full: their producers are woken
+  // once half of the floating buffers are free again, so that each wake is followed by
+  // several buffers' worth of work rather than one (a wake costs the consumer a system
+  // call, and may take its core for a moment).
+  const int used = floating_used_.fetch_sub(1, std::memory_order_release) - 1;
+  if (!floating_exhausted_ || used > floating_ / 2) return;
+  floating_exhausted_ = false;
   for (Channel& other : channels_) {
     if (other.producer && other.data_count.load(std::memory_order_relaxed) >= capacity_ &&
         std::find(wake->begin(), wake->end(), other.producer) == wake->end()) {

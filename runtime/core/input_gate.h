@@ -176,6 +176,9 @@ class InputGate {
   int limit_;  // capacity + floating + overdraft: a push blocks here
   // The data buffers of all channels beyond their capacity (written under mu_).
   std::atomic<int> floating_used_{0};
+  // Every floating buffer was in use at some point since its channels' producers were
+  // last woken for them (guarded by mu_).
+  bool floating_exhausted_ = false;
   int next_channel_ = 0;  // round-robin start
   std::atomic<bool> cancelled_{false};
   std::atomic<int64_t> idle_nanos_{0};

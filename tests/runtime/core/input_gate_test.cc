@@ -209,14 +209,25 @@ TEST_CASE("input gate: floating buffers give a channel room past its capacity wh
   REQUIRE(gate.PushData(1, Bytes(11)));
   CHECK_FALSE(gate.HasRoom(1));
   CHECK(producer_b.Take(nullptr, 0, /*take_buffers=*/false).kind == Kind::kTimeout);
-  // Taking a floating buffer from channel 0 frees one for both channels, and wakes the
-  // producers of both full channels.
+  // Taking a floating buffer from channel 0 frees one for both channels: a producer
+  // that looks finds room. Those waiting for it are woken once half of the floating
+  // buffers are free again (here, 2 of 3), so that each wake is worth several buffers.
   CHECK(gate.Take(nullptr).buffer.data == Bytes(0));
   CHECK(gate.HasRoom(0));
   CHECK(gate.HasRoom(1));
-  CHECK(producer_a.Take(nullptr, -1, /*take_buffers=*/false).kind == Kind::kOutputAvailable);
+  CHECK(producer_a.Take(nullptr, 0, /*take_buffers=*/false).kind == Kind::kTimeout);
+  CHECK(producer_b.Take(nullptr, 0, /*take_buffers=*/false).kind == Kind::kTimeout);
+  // A channel below its capacity has room of its own: its producer is woken at once.
+  CHECK(gate.Take(nullptr).buffer.data == Bytes(10));
+  CHECK(producer_a.Take(nullptr, 0, /*take_buffers=*/false).kind == Kind::kTimeout);
   CHECK(producer_b.Take(nullptr, -1, /*take_buffers=*/false).kind == Kind::kOutputAvailable);
-  REQUIRE(gate.PushData(1, Bytes(12)));  // channel 1 takes it
+  CHECK(gate.Take(nullptr).buffer.data == Bytes(1));  // the second floating buffer free
+  CHECK(producer_a.Take(nullptr, -1, /*take_buffers=*/false).kind == Kind::kOutputAvailable);
+  CHECK(producer_b.Take(nullptr, 0, /*take_buffers=*/false).kind == Kind::kTimeout);
+  REQUIRE(gate.PushData(1, Bytes(12)));  // its own again
+  REQUIRE(gate.PushData(1, Bytes(13)));  // and the two floating ones
+  CHECK(gate.HasRoom(0));
+  REQUIRE(gate.PushData(1, Bytes(14)));
   CHECK_FALSE(gate.HasRoom(0));
   CHECK_FALSE(gate.HasRoom(1));
   // Every buffer comes out in its channel's order; at the end both channels have room
@@ -227,8 +238,8 @@ TEST_CASE("input gate: floating buffers give a channel room past its capacity wh
     REQUIRE(next.kind == Kind::kBuffer);
     (next.channel == 0 ? zero : one).push_back(next.buffer.data);
   }
-  CHECK(zero == std::vector<std::vector<uint8_t>>{Bytes(1), Bytes(2), Bytes(3), Bytes(4)});
-  CHECK(one == std::vector<std::vector<uint8_t>>{Bytes(10), Bytes(11), Bytes(12)});
+  CHECK(zero == std::vector<std::vector<uint8_t>>{Bytes(2), Bytes(3), Bytes(4)});
+  CHECK(one == std::vector<std::vector<uint8_t>>{Bytes(11), Bytes(12), Bytes(13), Bytes(14)});
   CHECK(gate.HasRoom(0));
   CHECK(gate.HasRoom(1));
 }
