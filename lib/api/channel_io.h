@@ -3,6 +3,7 @@
 // buffers. The runtime implements ChannelWriter; the typed RecordWriterOutput and
 // RecordReader below are instantiated in the job's code for its record types.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -89,6 +90,8 @@ class KeySelectorBase {
  public:
   virtual ~KeySelectorBase() = default;
   virtual KeyHash Hash(const T& record, int max_parallelism) const = 0;
+  // Hash of records[i] into hashes[i], for i in [0, count).
+  virtual void HashBatch(const T* records, int count, int max_parallelism, KeyHash* hashes) const = 0;
   int KeyGroup(const T& record, int max_parallelism) const { return Hash(record, max_parallelism).key_group; }
   // How many bytes of KeyHash precede each record (kKeyHashBytes of the key type).
   size_t key_hash_bytes() const { return key_hash_bytes_; }
@@ -107,6 +110,9 @@ class KeySelector final : public KeySelectorBase<T> {
   KeyHash Hash(const T& record, int max_parallelism) const override {
     const int32_t hash_code = KeyHashCode<K>::Of(f_(record));
     return {hash_code, AssignToKeyGroup(hash_code, max_parallelism)};
+  }
+  void HashBatch(const T* records, int count, int max_parallelism, KeyHash* hashes) const override {
+    for (int i = 0; i < count; ++i) hashes[i] = KeySelector::Hash(records[i], max_parallelism);
   }
 
  private:
@@ -155,6 +161,23 @@ class RecordWriterOutput final : public Output<T> {
       case ShipStrategy::kBroadcast:
         for (int c = 0; c < num_channels_; ++c) Append<false>(c, record);
         return;
+    }
+  }
+  void CollectBatch(const T* records, int count) override {
+    if (strategy_ != ShipStrategy::kHash) {
+      for (int i = 0; i < count; ++i) Collect(records[i]);
+      return;
+    }
+    // The hashes of a chunk first: each is a chain of dependent multiplications, and
+    // those of different records overlap only when no record's append waits on them.
+    constexpr int kChunk = 64;
+    KeyHash hashes[kChunk];
+    for (int first = 0; first < count; first += kChunk) {
+      const int n = std::min(kChunk, count - first);
+      key_selector_->HashBatch(records + first, n, max_parallelism_, hashes);
+      for (int i = 0; i < n; ++i) {
+        Append<true>(num_channels_ == 1 ? 0 : channel_of_(hashes[i].key_group), records[first + i], hashes[i]);
+      }
     }
   }
 

@@ -55,7 +55,26 @@ class SequenceSource final : public Source<int64_t>, public CheckpointedFunction
   SourceStatus EmitNext(Collector<int64_t>& out, int max_records, int64_t* wake_at_nanos) override {
     int64_t budget = limiter_.Allow(max_records, emitted_, wake_at_nanos);
     if (budget == 0) return SourceStatus::kNothingAvailable;
-    for (int64_t i = 0; i < budget && !splits_.empty(); ++i) {
+    int64_t i = 0;
+    if (splits_.size() == 1) {
+      // One split (the common case): its numbers a batch at a time.
+      Split& s = splits_[0];
+      int64_t batch[kBatch];
+      while (i < budget) {
+        const int64_t left = (s.last - s.next) / s.step + 1;  // s.next <= s.last
+        const int n = static_cast<int>(std::min({budget - i, left, static_cast<int64_t>(kBatch)}));
+        for (int j = 0; j < n; ++j) batch[j] = s.next + j * s.step;  // <= s.last: no overflow
+        out.CollectBatch(batch, n);
+        emitted_ += n;
+        i += n;
+        if (n == left) {
+          splits_.clear();
+          break;
+        }
+        s.next = batch[n - 1] + s.step;
+      }
+    }
+    for (; i < budget && !splits_.empty(); ++i) {
       size_t k = 0;
       for (size_t j = 1; j < splits_.size(); ++j) {
         if (splits_[j].next < splits_[k].next) k = j;
@@ -73,6 +92,8 @@ class SequenceSource final : public Source<int64_t>, public CheckpointedFunction
   }
 
  private:
+  static constexpr int kBatch = 64;
+
   // Snapshots of weir before split-based sources kept union list state
   // "sequence-positions": (old subtask, next number), the old parallelism being the
   // step. Union state gives every subtask all entries; each takes a share, as split

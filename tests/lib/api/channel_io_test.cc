@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <optional>
 #include <string>
@@ -268,6 +269,52 @@ TEST_CASE("RecordWriterOutput: numbers on a hash edge carry their key groups, at
     REQUIRE(in.ReadFixed<int64_t>() == n);
   }
   CHECK(in.AtEnd());
+}
+
+// Writes `records` through two RecordWriterOutputs of the same edge, one record by one
+// and in batches of `batch` (the last one shorter); returns each one's bytes per channel.
+template <class T>
+std::pair<std::vector<std::vector<uint8_t>>, std::vector<std::vector<uint8_t>>> OneByOneAndBatched(
+    const std::vector<T>& records, ShipStrategy strategy, std::shared_ptr<const KeySelectorBase<T>> selector,
+    int channels, int batch, bool timestamps) {
+  KeepingWriter one_by_one(channels, 64, 100);
+  KeepingWriter batched(channels, 64, 100);
+  RecordWriterOutput<T> a(&one_by_one, strategy, selector, 128, 0, timestamps);
+  RecordWriterOutput<T> b(&batched, strategy, selector, 128, 0, timestamps);
+  SetCurrentRecordTimestamp(timestamps ? 42 : kNoTimestamp);
+  for (const T& r : records) a.Collect(r);
+  for (size_t first = 0; first < records.size(); first += static_cast<size_t>(batch)) {
+    b.CollectBatch(records.data() + first, static_cast<int>(std::min<size_t>(batch, records.size() - first)));
+  }
+  for (int c = 0; c < channels; ++c) {
+    one_by_one.Flush(c);
+    batched.Flush(c);
+  }
+  return {one_by_one.flushed, batched.flushed};
+}
+
+TEST_CASE("RecordWriterOutput: a batch is written as its records would be one by one", "[channel_io]") {
+  const bool timestamps = GENERATE(false, true);
+  const int channels = GENERATE(1, 3);
+  // Shorter than, as long as, and longer than the chunk whose hashes are taken at once.
+  const int batch = GENERATE(1, 7, 64, 65, 500);
+  INFO("channels " << channels << ", batch " << batch);
+  std::vector<int64_t> numbers;
+  for (int64_t n = -300; n < 700; ++n) numbers.push_back(n * 7919);
+  auto by_five = [](const int64_t& n) { return n % 5; };
+  const auto number_keys = std::make_shared<const KeySelector<int64_t, int64_t, decltype(by_five)>>(by_five);
+  const auto [numbers_one_by_one, numbers_batched] =
+      OneByOneAndBatched<int64_t>(numbers, ShipStrategy::kHash, number_keys, channels, batch, timestamps);
+  CHECK(numbers_batched == numbers_one_by_one);
+  size_t bytes = 0;
+  for (const auto& channel : numbers_batched) bytes += channel.size();
+  CHECK(bytes == numbers.size() * ((timestamps ? 8 : 0) + 2 + 8));  // nothing lost
+  const auto [words_one_by_one, words_batched] = OneByOneAndBatched<Record>(
+      Records(300), ShipStrategy::kHash, std::make_shared<const WordSelector>(&WordOf), channels, batch, timestamps);
+  CHECK(words_batched == words_one_by_one);
+  const auto [rebalanced_one_by_one, rebalanced_batched] =
+      OneByOneAndBatched<int64_t>(numbers, ShipStrategy::kRebalance, nullptr, channels, batch, timestamps);
+  CHECK(rebalanced_batched == rebalanced_one_by_one);
 }
 
 TEST_CASE("RecordReader: stopped for mail, a keyed input's reader resumes after the last record it processed",
