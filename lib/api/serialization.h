@@ -191,8 +191,12 @@ class DataInput {
   }
 
  private:
+  // Inline: a compare and a branch on every read; the throw is out of line.
   void Need(size_t n) const {
-    if (static_cast<size_t>(end_ - p_) < n) throw DeserializationError("unexpected end of data");
+    if (static_cast<size_t>(end_ - p_) < n) [[unlikely]] ThrowUnexpectedEnd();
+  }
+  [[noreturn, gnu::cold, gnu::noinline]] static void ThrowUnexpectedEnd() {
+    throw DeserializationError("unexpected end of data");
   }
   const uint8_t* p_;
   const uint8_t* end_;
