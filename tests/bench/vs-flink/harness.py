@@ -15,6 +15,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -86,19 +87,17 @@ def checkpoint_ms(text):
 
 def measure(cmd, log_path, env=None):
     """Runs cmd with stdout+stderr into log_path; returns (exit code, wall s, max RSS MB, CPU s,
-    the child's resource usage)."""
+    the child's resource usage). Waits blocked in wait4, so that the measuring process takes
+    no core from the measured one while it runs (a timer kills the run after RUN_TIMEOUT_S)."""
     start = time.monotonic()
     with open(log_path, "w") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid == proc.pid:
-                break
-            if time.monotonic() - start > RUN_TIMEOUT_S:
-                proc.kill()
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.02)
+        watchdog = threading.Timer(RUN_TIMEOUT_S, proc.kill)
+        watchdog.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            watchdog.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - start
     # ru_maxrss is in KiB on Linux; the child's usage includes the descendants it waited for.
