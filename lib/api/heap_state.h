@@ -122,6 +122,13 @@ class KeyGroupedMap {
     return it == m.end() ? nullptr : &it->second;
   }
   void Prefetch(int kg, const HashedKeyRef<K>& key) const { groups_[kg]->map.Prefetch(key); }
+  // The entry of `key` when it is the one its group found last and the group is known
+  // to be writable (a hot key, found inline); nullptr: ask FindEntry, FindMutable or
+  // GetOrInsert.
+  S* FindHotWritable(int kg, const HashedKeyRef<K>& key) {
+    const Hot& hot = hot_[kg];
+    return hot.writable ? Last(hot, key) : nullptr;
+  }
   // For reads, and for changes in place when *writable.
   S* FindEntry(int kg, const HashedKeyRef<K>& key, bool* writable) {
     Hot& hot = hot_[kg];
@@ -640,18 +647,23 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   // is cached then); the cache is dropped when the entry may move or go (Erase, a
   // restore) and when it stops being writable in place (Pin).
   // Each has a fast path (the entry is cached) and an out-of-line slow one.
+  // A new current key whose entry its key group found last (a hot key) is found inline
+  // too.
   const S* Find() {
     if (cached_version_ == backend_->current_key_version()) [[likely]] return cached_;
+    if (S* hot = FindHot()) return hot;
     return FindSlow();
   }
   S* FindMutable() {
     if (cached_version_ == backend_->current_key_version() && cached_writable_) [[likely]] return cached_;
+    if (S* hot = FindHot()) return hot;
     return FindMutableSlow();
   }
   S& GetOrInsert() {
     if (cached_version_ == backend_->current_key_version() && cached_writable_ && cached_ != nullptr) [[likely]] {
       return *cached_;
     }
+    if (S* hot = FindHot()) return *hot;
     return GetOrInsertSlow();
   }
   void Erase() {
@@ -670,6 +682,11 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
     cached_version_ = backend_->current_key_version();
   }
   void Uncache() { cached_version_ = 0; }
+  S* FindHot() {
+    S* hot = map_.FindHotWritable(backend_->current_kg_index(), backend_->current_hashed_key());
+    if (hot != nullptr) Cache(hot);
+    return hot;
+  }
   [[gnu::noinline]] const S* FindSlow() {
     cached_ = map_.FindEntry(backend_->current_kg_index(), backend_->current_hashed_key(), &cached_writable_);
     cached_version_ = backend_->current_key_version();

@@ -207,14 +207,13 @@ class KeyedStates {
     SetCurrentKey(key, hash_code, AssignToKeyGroup(hash_code, max_parallelism_));
   }
   // The same, with the key's hash code and key group computed already (PreparedKeys).
+  // The heap's few stores are inline; the byte-level backend's serialization is not.
   void SetCurrentKey(const K& key, int32_t hash_code, int kg) {
     if (!bytes_) {
       heap_->SetCurrentKey(key, hash_code, kg);
       return;
     }
-    if (!range_.Contains(kg)) [[unlikely]] ThrowKeyGroupOutOfRange(kg, range_);
-    current_key_ = key;
-    bytes_->SetCurrentKey(SerializeInto(key, &key_bytes_), kg);
+    SetCurrentKeyBytes(key, kg);
   }
   // The same without a copy of the key on the heap (see HeapKeyedStateBackend::
   // BorrowCurrentKey): `key` stays where it is, unchanged, until KeepCurrentKey or the
@@ -279,6 +278,11 @@ class KeyedStates {
   }
 
  private:
+  [[gnu::noinline]] void SetCurrentKeyBytes(const K& key, int kg) {
+    if (!range_.Contains(kg)) [[unlikely]] ThrowKeyGroupOutOfRange(kg, range_);
+    current_key_ = key;
+    bytes_->SetCurrentKey(SerializeInto(key, &key_bytes_), kg);
+  }
   template <class State, class... Args>
   State& Get(const std::string& name, StateKind kind, Args&&... args) {
     auto it = states_.find(name);
