@@ -170,13 +170,18 @@ class RecordWriterOutput final : public Output<T> {
     }
     // The hashes of a chunk first: each is a chain of dependent multiplications, and
     // those of different records overlap only when no record's append waits on them.
-    constexpr int kChunk = 64;
-    KeyHash hashes[kChunk];
-    for (int first = 0; first < count; first += kChunk) {
-      const int n = std::min(kChunk, count - first);
-      key_selector_->HashBatch(records + first, n, max_parallelism_, hashes);
+    for (int first = 0; first < count; first += kHashChunk) {
+      const int n = std::min(kHashChunk, count - first);
+      key_selector_->HashBatch(records + first, n, max_parallelism_, chunk_hashes_);
+      if constexpr (std::is_arithmetic_v<T>) {
+        if (!with_timestamps_) {
+          AppendHashedNumbers(records + first, chunk_hashes_, n);
+          continue;
+        }
+      }
       for (int i = 0; i < n; ++i) {
-        Append<true>(num_channels_ == 1 ? 0 : channel_of_(hashes[i].key_group), records[first + i], hashes[i]);
+        const KeyHash& hash = chunk_hashes_[i];
+        Append<true>(num_channels_ == 1 ? 0 : channel_of_(hash.key_group), records[first + i], hash);
       }
     }
   }
@@ -202,6 +207,48 @@ class RecordWriterOutput final : public Output<T> {
     }
     Serialize(channel, record, kHashed ? &hash : nullptr);
   }
+  // Append<true> for each of records[0, count) (numbers, no timestamps), each with its
+  // hashes[i]. When they all go to one channel (an edge of one channel, or a few hot keys),
+  // those that fit in its open buffer are copied with the buffer's fill level in a
+  // register, and counted once; otherwise record by record.
+  void AppendHashedNumbers(const T* records, const KeyHash* hashes, int count) {
+    if (num_channels_ == 1) {
+      AppendToOneChannel(0, records, hashes, count);
+      return;
+    }
+    const int channel = channel_of_(hashes[0].key_group);
+    int same = 1;
+    while (same < count && channel_of_(hashes[same].key_group) == channel) ++same;
+    if (same == count) {
+      AppendToOneChannel(channel, records, hashes, count);
+      return;
+    }
+    for (int i = 0; i < count; ++i) Append<true>(channel_of_(hashes[i].key_group), records[i], hashes[i]);
+  }
+  void AppendToOneChannel(int channel, const T* records, const KeyHash* hashes, int count) {
+    const size_t hash_bytes = key_hash_bytes_;
+    const size_t size = hash_bytes + sizeof(T);
+    OpenBuffer& open = writer_->open(channel);
+    int i = 0;
+    while (i < count) {
+      // Append's condition: the record fits, and the buffer stays below the threshold.
+      const size_t end = flush_threshold_ == 0 ? 0 : std::min(open.bytes.size(), flush_threshold_ - 1);
+      uint8_t* const bytes = open.bytes.data();
+      size_t used = open.used;
+      const int first = i;
+      for (; i < count && used + size <= end; ++i) {
+        WriteKeyHash(bytes + used, hashes[i], hash_bytes);
+        std::memcpy(bytes + used + hash_bytes, &records[i], sizeof(T));
+        used += size;
+      }
+      open.used = used;
+      open.records += i - first;
+      if (i < count) {  // no room: written (the buffer grown or flushed) out of line
+        Serialize(channel, records[i], &hashes[i]);
+        ++i;
+      }
+    }
+  }
   [[gnu::noinline]] void Serialize(int channel, const T& record, const KeyHash* hash) {
     OpenBuffer& open = writer_->open(channel);
     {
@@ -225,6 +272,9 @@ class RecordWriterOutput final : public Output<T> {
   KeyGroupToOperator channel_of_;  // the channel of a key group
   int next_channel_;
   size_t flush_threshold_;
+  // CollectBatch's hashes of a chunk of records.
+  static constexpr int kHashChunk = 64;
+  KeyHash chunk_hashes_[kHashChunk];
 };
 
 // Deserializes the records of a data buffer into an operator's input.

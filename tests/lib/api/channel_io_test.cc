@@ -272,13 +272,14 @@ TEST_CASE("RecordWriterOutput: numbers on a hash edge carry their key groups, at
 }
 
 // Writes `records` through two RecordWriterOutputs of the same edge, one record by one
-// and in batches of `batch` (the last one shorter); returns each one's bytes per channel.
+// and in batches of `batch` (the last one shorter), into buffers of `room` bytes (grown
+// when a record does not fit); returns each one's bytes per channel.
 template <class T>
 std::pair<std::vector<std::vector<uint8_t>>, std::vector<std::vector<uint8_t>>> OneByOneAndBatched(
     const std::vector<T>& records, ShipStrategy strategy, std::shared_ptr<const KeySelectorBase<T>> selector,
-    int channels, int batch, bool timestamps) {
-  KeepingWriter one_by_one(channels, 64, 100);
-  KeepingWriter batched(channels, 64, 100);
+    int channels, int batch, bool timestamps, size_t room) {
+  KeepingWriter one_by_one(channels, room, 100);
+  KeepingWriter batched(channels, room, 100);
   RecordWriterOutput<T> a(&one_by_one, strategy, selector, 128, 0, timestamps);
   RecordWriterOutput<T> b(&batched, strategy, selector, 128, 0, timestamps);
   SetCurrentRecordTimestamp(timestamps ? 42 : kNoTimestamp);
@@ -287,6 +288,7 @@ std::pair<std::vector<std::vector<uint8_t>>, std::vector<std::vector<uint8_t>>> 
     b.CollectBatch(records.data() + first, static_cast<int>(std::min<size_t>(batch, records.size() - first)));
   }
   for (int c = 0; c < channels; ++c) {
+    CHECK(batched.open(c).records == one_by_one.open(c).records);  // counted too
     one_by_one.Flush(c);
     batched.Flush(c);
   }
@@ -298,22 +300,30 @@ TEST_CASE("RecordWriterOutput: a batch is written as its records would be one by
   const int channels = GENERATE(1, 3);
   // Shorter than, as long as, and longer than the chunk whose hashes are taken at once.
   const int batch = GENERATE(1, 7, 64, 65, 500);
-  INFO("channels " << channels << ", batch " << batch);
+  // No room, room for less than a record, and for a few (the threshold is 100 bytes).
+  const size_t room = GENERATE(0, 5, 64);
+  INFO("channels " << channels << ", batch " << batch << ", room " << room);
   std::vector<int64_t> numbers;
   for (int64_t n = -300; n < 700; ++n) numbers.push_back(n * 7919);
   auto by_five = [](const int64_t& n) { return n % 5; };
   const auto number_keys = std::make_shared<const KeySelector<int64_t, int64_t, decltype(by_five)>>(by_five);
   const auto [numbers_one_by_one, numbers_batched] =
-      OneByOneAndBatched<int64_t>(numbers, ShipStrategy::kHash, number_keys, channels, batch, timestamps);
+      OneByOneAndBatched<int64_t>(numbers, ShipStrategy::kHash, number_keys, channels, batch, timestamps, room);
   CHECK(numbers_batched == numbers_one_by_one);
   size_t bytes = 0;
   for (const auto& channel : numbers_batched) bytes += channel.size();
   CHECK(bytes == numbers.size() * ((timestamps ? 8 : 0) + 2 + 8));  // nothing lost
+  // One hot key: every record of a batch goes to one channel of several.
+  auto seven = [](const int64_t&) { return int64_t{7}; };
+  const auto one_key = std::make_shared<const KeySelector<int64_t, int64_t, decltype(seven)>>(seven);
+  const auto [hot_one_by_one, hot_batched] =
+      OneByOneAndBatched<int64_t>(numbers, ShipStrategy::kHash, one_key, channels, batch, timestamps, room);
+  CHECK(hot_batched == hot_one_by_one);
   const auto [words_one_by_one, words_batched] = OneByOneAndBatched<Record>(
-      Records(300), ShipStrategy::kHash, std::make_shared<const WordSelector>(&WordOf), channels, batch, timestamps);
+      Records(300), ShipStrategy::kHash, std::make_shared<const WordSelector>(&WordOf), channels, batch, timestamps, room);
   CHECK(words_batched == words_one_by_one);
   const auto [rebalanced_one_by_one, rebalanced_batched] =
-      OneByOneAndBatched<int64_t>(numbers, ShipStrategy::kRebalance, nullptr, channels, batch, timestamps);
+      OneByOneAndBatched<int64_t>(numbers, ShipStrategy::kRebalance, nullptr, channels, batch, timestamps, room);
   CHECK(rebalanced_batched == rebalanced_one_by_one);
 }
 
