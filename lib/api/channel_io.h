@@ -148,7 +148,7 @@ class RecordWriterOutput final : public Output<T> {
     switch (strategy_) {
       case ShipStrategy::kHash: {
         const KeyHash hash = key_selector_->Hash(record, max_parallelism_);
-        Append<true>(num_channels_ == 1 ? 0 : channel_of_(hash.key_group), record, hash);
+        Append<true>(ChannelOf(hash), record, hash);
         return;
       }
       case ShipStrategy::kForward:
@@ -181,12 +181,19 @@ class RecordWriterOutput final : public Output<T> {
       }
       for (int i = 0; i < n; ++i) {
         const KeyHash& hash = chunk_hashes_[i];
-        Append<true>(num_channels_ == 1 ? 0 : channel_of_(hash.key_group), records[first + i], hash);
+        Append<true>(ChannelOf(hash), records[first + i], hash);
       }
     }
   }
 
  private:
+  // The channel of a record whose key hashes to `hash`.
+  int ChannelOf(const KeyHash& hash) const { return num_channels_ == 1 ? 0 : channel_of_(hash.key_group); }
+  // Where records copied inline into `open` must end: within its bytes, and below the
+  // flush threshold (a buffer that reaches it is handed over, out of line).
+  size_t AppendEnd(const OpenBuffer& open) const {
+    return flush_threshold_ == 0 ? 0 : std::min(open.bytes.size(), flush_threshold_ - 1);
+  }
   // kHashed: the record is preceded by `hash` (a hash edge).
   template <bool kHashed>
   void Append(int channel, const T& record, KeyHash hash = {}) {
@@ -195,7 +202,7 @@ class RecordWriterOutput final : public Output<T> {
       // (the rest is out of line).
       const size_t size = (kHashed ? key_hash_bytes_ : 0) + sizeof(T);
       OpenBuffer& open = writer_->open(channel);
-      if (!with_timestamps_ && open.bytes.size() - open.used >= size && open.used + size < flush_threshold_)
+      if (!with_timestamps_ && open.used + size <= AppendEnd(open))
           [[likely]] {
         uint8_t* at = open.bytes.data() + open.used;
         if constexpr (kHashed) WriteKeyHash(at, hash, key_hash_bytes_);
@@ -231,8 +238,7 @@ class RecordWriterOutput final : public Output<T> {
     OpenBuffer& open = writer_->open(channel);
     int i = 0;
     while (i < count) {
-      // Append's condition: the record fits, and the buffer stays below the threshold.
-      const size_t end = flush_threshold_ == 0 ? 0 : std::min(open.bytes.size(), flush_threshold_ - 1);
+      const size_t end = AppendEnd(open);
       uint8_t* const bytes = open.bytes.data();
       size_t used = open.used;
       const int first = i;
