@@ -1,12 +1,17 @@
 #pragma once
 // FlatHashMap: the hash map of the heap state backend.
 //
-// Entries live in one array of slots, found by open addressing with linear probing: a
-// lookup reads the one slot it wants (and, on a collision, the next ones, usually in the
-// same cache line), and a snapshot reads the array front to back. std::unordered_map
-// reads a bucket, the node before the wanted one and the wanted one, each a cache miss
-// with many keys, and divides by a prime on the way; that was half the time of a word
-// count over a vocabulary of 100 000 words, and its snapshots jumped from node to node.
+// Entries live in one array of slots, found by open addressing with linear probing, and
+// a snapshot reads the array front to back. std::unordered_map reads a bucket, the node
+// before the wanted one and the wanted one, each a cache miss with many keys, and divides
+// by a prime on the way; that was half the time of a word count over a vocabulary of
+// 100 000 words, and its snapshots jumped from node to node.
+//
+// Each slot's tag (a 32-bit digest of its key's hash; 0: free) lives in an array of its
+// own, beside the array of entries: a probe reads tags, 16 to a cache line, and only the
+// entry whose tag matches. With tags inside 80-byte slots, a lookup that probed past its
+// home slot (most do in a table 3/4 full) read a cache line per slot it passed, and the
+// lookups of a word count waited on those loads.
 //
 // The array is at most 7/8 full. At 3/4 the arrays of 100 000 keys in 128 key groups (781
 // a group) doubled to 5 MB, and a loop of lookups without prefetching took a quarter
@@ -26,6 +31,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <memory>
 #include <new>
@@ -46,12 +52,13 @@ class FlatHashMap {
   using size_type = size_t;
 
  private:
-  struct Slot {
-    size_t tag = 0;  // 0: free; else the key's hash with its lowest bit set
+  using Tag = uint32_t;  // 0: free; else a digest of the key's hash with its lowest bit set
+  struct Entry {
     alignas(value_type) unsigned char storage[sizeof(value_type)];
-    value_type& entry() { return *std::launder(reinterpret_cast<value_type*>(storage)); }
-    const value_type& entry() const { return *std::launder(reinterpret_cast<const value_type*>(storage)); }
+    value_type& get() { return *std::launder(reinterpret_cast<value_type*>(storage)); }
+    const value_type& get() const { return *std::launder(reinterpret_cast<const value_type*>(storage)); }
   };
+  static_assert(alignof(value_type) <= 64, "table memory is aligned to 64 bytes");
 
   template <bool kConst>
   class Iter {
@@ -61,17 +68,18 @@ class FlatHashMap {
     using difference_type = std::ptrdiff_t;
     using reference = std::conditional_t<kConst, const value_type&, value_type&>;
     using pointer = std::conditional_t<kConst, const value_type*, value_type*>;
-    using SlotPtr = std::conditional_t<kConst, const Slot*, Slot*>;
+    using EntryPtr = std::conditional_t<kConst, const Entry*, Entry*>;
 
     Iter() = default;
     // A non-const iterator converts to a const one.
     template <bool kOther, class = std::enable_if_t<kConst && !kOther>>
-    Iter(const Iter<kOther>& other) : slot_(other.slot_), end_(other.end_) {}
+    Iter(const Iter<kOther>& other) : tag_(other.tag_), end_(other.end_), entry_(other.entry_) {}
 
-    reference operator*() const { return slot_->entry(); }
-    pointer operator->() const { return &slot_->entry(); }
+    reference operator*() const { return entry_->get(); }
+    pointer operator->() const { return &entry_->get(); }
     Iter& operator++() {
-      ++slot_;
+      ++tag_;
+      ++entry_;
       SkipFree();
       return *this;
     }
@@ -80,18 +88,22 @@ class FlatHashMap {
       ++*this;
       return before;
     }
-    friend bool operator==(const Iter& a, const Iter& b) { return a.slot_ == b.slot_; }
+    friend bool operator==(const Iter& a, const Iter& b) { return a.tag_ == b.tag_; }
 
    private:
     friend class FlatHashMap;
     template <bool>
     friend class Iter;
-    Iter(SlotPtr slot, SlotPtr end) : slot_(slot), end_(end) {}
+    Iter(const Tag* tag, const Tag* end, EntryPtr entry) : tag_(tag), end_(end), entry_(entry) {}
     void SkipFree() {
-      while (slot_ != end_ && slot_->tag == 0) ++slot_;
+      while (tag_ != end_ && *tag_ == 0) {
+        ++tag_;
+        ++entry_;
+      }
     }
-    SlotPtr slot_ = nullptr;
-    SlotPtr end_ = nullptr;
+    const Tag* tag_ = nullptr;
+    const Tag* end_ = nullptr;
+    EntryPtr entry_ = nullptr;
   };
 
  public:
@@ -108,9 +120,9 @@ class FlatHashMap {
       copy.Allocate(other.capacity_);
       // Same capacity, same slots: nothing is hashed again.
       for (size_t i = 0; i < other.capacity_; ++i) {
-        if (other.slots_[i].tag == 0) continue;
-        new (copy.slots_[i].storage) value_type(other.slots_[i].entry());
-        copy.slots_[i].tag = other.slots_[i].tag;
+        if (other.tags()[i] == 0) continue;
+        new (copy.entries()[i].storage) value_type(other.entries()[i].get());
+        copy.tags()[i] = other.tags()[i];
         ++copy.size_;
       }
     }
@@ -127,7 +139,7 @@ class FlatHashMap {
   ~FlatHashMap() { clear(); }
 
   void swap(FlatHashMap& other) noexcept {
-    std::swap(slots_, other.slots_);
+    slots_.swap(other.slots_);
     std::swap(capacity_, other.capacity_);
     std::swap(size_, other.size_);
     std::swap(shift_, other.shift_);
@@ -137,7 +149,7 @@ class FlatHashMap {
   bool empty() const { return size_ == 0; }
   void clear() {
     for (size_t i = 0; i < capacity_; ++i) {
-      if (slots_[i].tag != 0) slots_[i].entry().~value_type();
+      if (tags()[i] != 0) entries()[i].get().~value_type();
     }
     slots_.reset();
     capacity_ = 0;
@@ -145,10 +157,10 @@ class FlatHashMap {
     shift_ = 64;
   }
 
-  iterator begin() { return Begin<iterator>(slots_.get()); }
-  iterator end() { return iterator(slots_.get() + capacity_, slots_.get() + capacity_); }
-  const_iterator begin() const { return Begin<const_iterator>(slots_.get()); }
-  const_iterator end() const { return const_iterator(slots_.get() + capacity_, slots_.get() + capacity_); }
+  iterator begin() { return Begin<iterator>(entries()); }
+  iterator end() { return At(capacity_); }
+  const_iterator begin() const { return Begin<const_iterator>(entries()); }
+  const_iterator end() const { return ConstAt(capacity_); }
 
   template <class Q>
   iterator find(const Q& key) {
@@ -158,15 +170,35 @@ class FlatHashMap {
   template <class Q>
   const_iterator find(const Q& key) const {
     const size_t i = FindSlot(key, TagOf(key));
-    return i == kNone ? end() : const_iterator(slots_.get() + i, slots_.get() + capacity_);
+    return i == kNone ? end() : ConstAt(i);
   }
-  // Starts loading the slot a lookup of `key` reads first (a hint; changes nothing).
+  // Starts loading what a lookup of `key` reads first: the tags from its home slot on, and
+  // the home slot's entry (a hint; changes nothing).
   template <class Q>
   void Prefetch(const Q& key) const {
+    PrefetchSlots(Hash{}(key));
+  }
+  // Prefetch, for a key whose Hash is `hash`.
+  void PrefetchSlots(size_t hash) const {
     if (capacity_ == 0) return;
-    const char* slot = reinterpret_cast<const char*>(&slots_[Home(TagOf(key))]);
-    PrefetchLine(slot);
-    if constexpr (sizeof(Slot) > 64) PrefetchLine(slot + sizeof(Slot) - 1);
+    const size_t home = Home(TagOfHash(hash));
+    PrefetchLine(reinterpret_cast<const char*>(tags() + home));
+    PrefetchEntryAt(home);
+  }
+  // Starts loading the entry that a lookup of a key whose Hash is `hash` finds, by its tag
+  // (a hint; changes nothing). It reads the tags: best a while after PrefetchSlots loaded
+  // them. Does nothing when entries are small: then the entry found is usually in the
+  // cache line of the home slot's (PrefetchSlots loads it), and waiting for the tags to
+  // find it would cost more than it saves (number keys with number values, measured).
+  void PrefetchEntry(size_t hash) const {
+    if constexpr (sizeof(Entry) < 64) return;
+    if (size_ == 0) return;
+    const Tag tag = TagOfHash(hash);
+    const Tag* tags = this->tags();
+    for (size_t i = Home(tag);; i = (i + 1) & (capacity_ - 1)) {
+      if (tags[i] == 0) return;
+      if (tags[i] == tag) return PrefetchEntryAt(i);
+    }
   }
   template <class Q>
   size_t count(const Q& key) const {
@@ -178,7 +210,7 @@ class FlatHashMap {
   // HashedKeyRef: its member `key` is copied).
   template <class Q, class... Args>
   std::pair<iterator, bool> try_emplace(Q&& key, Args&&... args) {
-    const size_t tag = TagOf(key);
+    const Tag tag = TagOf(key);
     if (size_t i = FindSlot(key, tag); i != kNone) return {At(i), false};
     return {Add(tag, std::forward<Q>(key), std::forward<Args>(args)...), true};
   }
@@ -196,17 +228,19 @@ class FlatHashMap {
   // wrapped around from the front of the array may be visited twice by a loop that
   // erases as it goes.
   iterator erase(const_iterator it) {
-    const size_t i = static_cast<size_t>(it.slot_ - slots_.get());
+    const size_t i = static_cast<size_t>(it.tag_ - tags());
     const size_t mask = capacity_ - 1;
     Free(i);
     // Backward shift: an entry after the gap whose home slot is not between the gap and
     // itself moves into the gap, until a free slot ends the run.
+    Tag* tag = tags();
+    Entry* entry = entries();
     size_t gap = i;
-    for (size_t j = (i + 1) & mask; slots_[j].tag != 0; j = (j + 1) & mask) {
-      const size_t home = Home(slots_[j].tag);
+    for (size_t j = (i + 1) & mask; tag[j] != 0; j = (j + 1) & mask) {
+      const size_t home = Home(tag[j]);
       if (((j - home) & mask) < ((j - gap) & mask)) continue;  // home is in (gap, j]
-      new (slots_[gap].storage) value_type(std::move(slots_[j].entry()));
-      slots_[gap].tag = slots_[j].tag;
+      new (entry[gap].storage) value_type(std::move(entry[j].get()));
+      tag[gap] = tag[j];
       Destroy(j);
       gap = j;
     }
@@ -220,7 +254,7 @@ class FlatHashMap {
   size_t erase(const Q& key) {
     const size_t i = FindSlot(key, TagOf(key));
     if (i == kNone) return 0;
-    erase(const_iterator(slots_.get() + i, slots_.get() + capacity_));
+    erase(ConstAt(i));
     return 1;
   }
 
@@ -228,13 +262,12 @@ class FlatHashMap {
   static constexpr size_t kNone = ~size_t{0};
 
   template <class Q, class... Args>
-  iterator Add(size_t tag, Q&& key, Args&&... args) {
+  iterator Add(Tag tag, Q&& key, Args&&... args) {
     if ((size_ + 1) * 8 > capacity_ * 7) Grow();
-    size_t i = Home(tag);
-    while (slots_[i].tag != 0) i = (i + 1) & (capacity_ - 1);
-    new (slots_[i].storage) value_type(std::piecewise_construct, std::forward_as_tuple(KeyOf(std::forward<Q>(key))),
-                                       std::forward_as_tuple(std::forward<Args>(args)...));
-    slots_[i].tag = tag;
+    const size_t i = FreeSlotFrom(Home(tag));
+    new (entries()[i].storage) value_type(std::piecewise_construct, std::forward_as_tuple(KeyOf(std::forward<Q>(key))),
+                                          std::forward_as_tuple(std::forward<Args>(args)...));
+    tags()[i] = tag;
     ++size_;
     return At(i);
   }
@@ -248,6 +281,11 @@ class FlatHashMap {
     __builtin_prefetch(p);
 #endif
   }
+  void PrefetchEntryAt(size_t i) const {
+    const char* entry = reinterpret_cast<const char*>(entries() + i);
+    PrefetchLine(entry);
+    if (reinterpret_cast<uintptr_t>(entry) % 64 + sizeof(Entry) > 64) PrefetchLine(entry + sizeof(Entry) - 1);
+  }
   static constexpr size_t kMinSlots = 8;
 
   template <class Q>
@@ -258,47 +296,58 @@ class FlatHashMap {
       return (key.key);  // a HashedKeyRef
     }
   }
+  // The hash's high half: StableKeyHash's low bits are those of a 32-bit hash code times
+  // an odd constant, its high bits the best mixed.
+  static Tag TagOfHash(size_t hash) { return static_cast<Tag>(static_cast<uint64_t>(hash) >> 32) | 1; }
   template <class Q>
-  static size_t TagOf(const Q& key) {
-    return Hash{}(key) | 1;
+  static Tag TagOf(const Q& key) {
+    return TagOfHash(Hash{}(key));
   }
-  // The slot an entry with this tag is looked for first: the top bits of the tag mixed.
-  size_t Home(size_t tag) const { return (tag * 0x9e3779b97f4a7c15ULL) >> shift_; }
+  // The slot an entry with this tag is looked for first: the tag's bits mixed, the top
+  // ones taken.
+  size_t Home(Tag tag) const { return (tag * 0x9e3779b97f4a7c15ULL) >> shift_; }
+  size_t FreeSlotFrom(size_t i) const {
+    const Tag* tag = tags();
+    while (tag[i] != 0) i = (i + 1) & (capacity_ - 1);
+    return i;
+  }
 
   template <class It>
-  It Begin(typename It::SlotPtr slots) const {
-    It it(slots, slots + capacity_);
+  It Begin(typename It::EntryPtr entries) const {
+    It it(tags(), tags() + capacity_, entries);
     it.SkipFree();
     return it;
   }
-  iterator At(size_t i) { return iterator(slots_.get() + i, slots_.get() + capacity_); }
+  iterator At(size_t i) { return iterator(tags() + i, tags() + capacity_, entries() + i); }
+  const_iterator ConstAt(size_t i) const { return const_iterator(tags() + i, tags() + capacity_, entries() + i); }
 
   template <class Q>
-  size_t FindSlot(const Q& key, size_t tag) const {
+  size_t FindSlot(const Q& key, Tag tag) const {
     if (size_ == 0) return kNone;
     const size_t mask = capacity_ - 1;
+    const Tag* tags = this->tags();
     for (size_t i = Home(tag);; i = (i + 1) & mask) {
-      const Slot& s = slots_[i];
-      if (s.tag == 0) return kNone;
-      if (s.tag == tag && Eq{}(s.entry().first, key)) return i;
+      if (tags[i] == 0) return kNone;
+      if (tags[i] == tag && Eq{}(entries()[i].get().first, key)) return i;
     }
   }
 
   void Destroy(size_t i) {
-    slots_[i].entry().~value_type();
-    slots_[i].tag = 0;
+    entries()[i].get().~value_type();
+    tags()[i] = 0;
   }
   void Free(size_t i) {
     Destroy(i);
     --size_;
   }
 
-  // An array of free slots, in table memory (large arrays in huge pages).
+  // The tags of n slots, then their entries, in one block of table memory (large arrays
+  // in huge pages). Free slots' tags are 0; their entries are not constructed.
   class SlotArray {
    public:
     SlotArray() = default;
-    explicit SlotArray(size_t n) : slots_(static_cast<Slot*>(AllocateTableMemory(n * sizeof(Slot)))), n_(n) {
-      std::uninitialized_value_construct_n(slots_, n);
+    explicit SlotArray(size_t n) : block_(static_cast<char*>(AllocateTableMemory(BlockBytes(n)))), n_(n) {
+      std::memset(block_, 0, TagBytes(n));
     }
     SlotArray(SlotArray&& other) noexcept { swap(other); }
     SlotArray& operator=(SlotArray&& other) noexcept {
@@ -306,20 +355,28 @@ class FlatHashMap {
       swap(other);
       return *this;
     }
-    ~SlotArray() { FreeTableMemory(slots_, n_ * sizeof(Slot)); }  // Slot is trivially destructible
+    ~SlotArray() {
+      if (block_ != nullptr) FreeTableMemory(block_, BlockBytes(n_));
+    }
     void swap(SlotArray& other) noexcept {
-      std::swap(slots_, other.slots_);
+      std::swap(block_, other.block_);
       std::swap(n_, other.n_);
     }
-    Slot& operator[](size_t i) const { return slots_[i]; }
-    Slot* get() const { return slots_; }
+    Tag* tags() const { return reinterpret_cast<Tag*>(block_); }
+    Entry* entries() const { return reinterpret_cast<Entry*>(block_ + TagBytes(n_)); }
     void reset() { SlotArray gone(std::move(*this)); }
 
    private:
-    Slot* slots_ = nullptr;
+    // Rounded up to a cache line, so the entries start on one.
+    static size_t TagBytes(size_t n) { return (n * sizeof(Tag) + 63) & ~size_t{63}; }
+    static size_t BlockBytes(size_t n) { return TagBytes(n) + n * sizeof(Entry); }
+
+    char* block_ = nullptr;
     size_t n_ = 0;
   };
-  static_assert(std::is_trivially_destructible_v<Slot>);
+
+  Tag* tags() const { return slots_.tags(); }
+  Entry* entries() const { return slots_.entries(); }
 
   void Allocate(size_t n) {
     slots_ = SlotArray(n);
@@ -331,15 +388,14 @@ class FlatHashMap {
     SlotArray old = std::move(slots_);
     const size_t old_capacity = capacity_;
     Allocate(old_capacity == 0 ? kMinSlots : old_capacity * 2);
-    const size_t mask = capacity_ - 1;
     for (size_t j = 0; j < old_capacity; ++j) {
-      Slot& s = old[j];
-      if (s.tag == 0) continue;
-      size_t i = Home(s.tag);
-      while (slots_[i].tag != 0) i = (i + 1) & mask;
-      new (slots_[i].storage) value_type(std::move(s.entry()));
-      slots_[i].tag = s.tag;
-      s.entry().~value_type();
+      const Tag tag = old.tags()[j];
+      if (tag == 0) continue;
+      value_type& moved = old.entries()[j].get();
+      const size_t i = FreeSlotFrom(Home(tag));
+      new (entries()[i].storage) value_type(std::move(moved));
+      tags()[i] = tag;
+      moved.~value_type();
     }
   }
 

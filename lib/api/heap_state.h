@@ -73,8 +73,13 @@ class KeyedTableKeys {
  public:
   virtual ~KeyedTableKeys() = default;
   virtual void ForEachKey(const std::function<void(const K&)>& fn) const = 0;
-  // Starts loading the entry of `key` in key group `kg_index` (a hint).
-  virtual void Prefetch(int kg_index, const HashedKeyRef<K>& key) const = 0;
+  // Starts loading what lookups of `keys` read first: the slots their lookups start at
+  // (a hint). A key's key group index is its key_group - first_kg; keys of key groups
+  // outside the table are skipped.
+  virtual void PrefetchSlots(const KeyHash* keys, int n, int first_kg) const = 0;
+  // Starts loading the entries that lookups of `keys` will find, as far as the slots
+  // PrefetchSlots loaded tell (a hint): best once those loads had time to arrive.
+  virtual void PrefetchEntries(const KeyHash* keys, int n, int first_kg) const = 0;
 };
 
 namespace heap_internal {
@@ -121,7 +126,17 @@ class KeyGroupedMap {
     auto it = m.find(key);
     return it == m.end() ? nullptr : &it->second;
   }
-  void Prefetch(int kg, const HashedKeyRef<K>& key) const { groups_[kg]->map.Prefetch(key); }
+  // See KeyedTableKeys.
+  void PrefetchSlots(const KeyHash* keys, int n, int first_kg) const {
+    for (int i = 0; i < n; ++i) {
+      if (const Map* m = GroupOf(keys[i], first_kg)) m->PrefetchSlots(StableKeyHash<K>::Spread(keys[i].hash_code));
+    }
+  }
+  void PrefetchEntries(const KeyHash* keys, int n, int first_kg) const {
+    for (int i = 0; i < n; ++i) {
+      if (const Map* m = GroupOf(keys[i], first_kg)) m->PrefetchEntry(StableKeyHash<K>::Spread(keys[i].hash_code));
+    }
+  }
   // The entry of `key` when it is the one its group found last and the group is known
   // to be writable (a hot key, found inline); nullptr: ask FindEntry, FindMutable or
   // GetOrInsert.
@@ -236,6 +251,10 @@ class KeyGroupedMap {
     bool writable = true;
   };
 
+  const Map* GroupOf(const KeyHash& key, int first_kg) const {
+    const auto index = static_cast<size_t>(static_cast<unsigned>(key.key_group - first_kg));
+    return index < groups_.size() ? &groups_[index]->map : nullptr;
+  }
   static bool Writable(const Group& g) {
     return g.pins.load(std::memory_order_acquire) == 0 || g.serialized.load(std::memory_order_acquire);
   }
@@ -489,16 +508,15 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
   // valid while this stays the same.
   uint64_t current_key_version() const { return current_key_version_; }
 
-  // Starts loading the entries of `key` in every state table, for a record processed
-  // soon (see KeyedInput). A key of another subtask's key group is ignored here;
-  // SetCurrentKey refuses it.
-  void Prefetch(const K& key) const {
-    const int32_t hash_code = KeyHashCode<K>::Of(key);
-    Prefetch(key, hash_code, AssignToKeyGroup(hash_code, max_parallelism_));
-  }
-  void Prefetch(const K& key, int32_t hash_code, int kg) const {
-    if (!range_.Contains(kg)) return;
-    for (const KeyedTableKeys<K>* t : large_tables_) t->Prefetch(kg - range_.start, {key, hash_code});
+  // Starts loading state for records processed soon (see KeyedInput), in two steps a
+  // batch apart: in every large state table, the slots where lookups of the `next` keys
+  // start, and the entries of the `soon` keys (whose slots an earlier call loaded). Keys
+  // of another subtask's key groups are skipped here; SetCurrentKey refuses them.
+  void Prefetch(const KeyHash* next, int n, const KeyHash* soon, int m) const {
+    for (const KeyedTableKeys<K>* t : large_tables_) {
+      t->PrefetchSlots(next, n, range_.start);
+      t->PrefetchEntries(soon, m, range_.start);
+    }
   }
   // Whether the tables hold so many entries that a lookup usually misses the caches
   // (then Prefetch pays for its second hash of the key). Also picks the tables Prefetch
@@ -600,7 +618,12 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
  public:
   explicit TableBase(HeapKeyedStateBackend<K>* b) : backend_(b), map_(b->range().size()) {}
   void ForEachKey(const std::function<void(const K&)>& fn) const override { map_.ForEachKey(fn); }
-  void Prefetch(int kg_index, const HashedKeyRef<K>& key) const override { map_.Prefetch(kg_index, key); }
+  void PrefetchSlots(const KeyHash* keys, int n, int first_kg) const override {
+    map_.PrefetchSlots(keys, n, first_kg);
+  }
+  void PrefetchEntries(const KeyHash* keys, int n, int first_kg) const override {
+    map_.PrefetchEntries(keys, n, first_kg);
+  }
   void ReadRow(int kg, std::string_view key, std::string_view value) override {
     Uncache();
     Codec::template Read<typename GroupedMap::Map>(key, value, map_.MutableForInsert(kg));

@@ -77,6 +77,13 @@ struct HashedKeyRef {
   int32_t hash_code;
 };
 
+// A key's hash code and key group, computed once: carried with a record on a hash edge
+// (see KeyedInput), and given to the heap state's prefetches.
+struct KeyHash {
+  int32_t hash_code = 0;  // KeyHashCode of the key, when carried (kKeyHashCodeCarried)
+  int key_group = 0;
+};
+
 // std::hash-compatible functor for keyed-state hash maps.
 template <class K>
 struct StableKeyHash {

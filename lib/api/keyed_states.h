@@ -233,7 +233,7 @@ class KeyedStates {
   int max_parallelism() const { return max_parallelism_; }
   // Prefetching of state entries (see KeyedInput): on the heap only.
   bool PrefetchPays() { return !bytes_ && heap_->PrefetchPays(); }
-  void Prefetch(const K& key, int32_t hash_code, int kg) const { heap_->Prefetch(key, hash_code, kg); }
+  void Prefetch(const KeyHash* next, int n, const KeyHash* soon, int m) const { heap_->Prefetch(next, n, soon, m); }
 
   KeyedStateBackend& backend() { return bytes_ ? static_cast<KeyedStateBackend&>(*bytes_) : *heap_; }
 
@@ -317,28 +317,36 @@ class PreparedKeys {
  public:
   // Whether the records' state is worth prefetching (see KeyedInput::StartBuffer):
   // records are prepared, and their state prefetched, only when it is.
-  bool Start(KeyedStates<K>& states) { return states.PrefetchPays(); }
-  // `hashes`: the records' KeyHash, or null to compute them.
+  bool Start(KeyedStates<K>& states) {
+    prepared_count_ = 0;
+    return states.PrefetchPays();
+  }
+  // `hashes`: the records' KeyHash, or null to compute them. Starts loading the slots
+  // where the lookups of these records' keys start, and the entries of the batch
+  // prepared before (processed next: its slots had a batch's time to arrive).
   void Prepare(KeyF& key_fn, const T* records, const KeyHash* hashes, int first_slot, int count,
                KeyedStates<K>& states) {
     for (int i = 0; i < count; ++i) {
       Slot& s = slots_[first_slot + i];
+      KeyHash& place = places_[first_slot + i];
       TakeKey(key_fn, records[i], s);
       if (hashes != nullptr) {
-        s.hash_code = HashCodeOf(*s.key, hashes[i]);
-        s.kg = hashes[i].key_group;
+        place.hash_code = HashCodeOf(*s.key, hashes[i]);
+        place.key_group = hashes[i].key_group;
       } else {
-        s.hash_code = KeyHashCode<K>::Of(*s.key);
-        s.kg = AssignToKeyGroup(s.hash_code, states.max_parallelism());
+        place.hash_code = KeyHashCode<K>::Of(*s.key);
+        place.key_group = AssignToKeyGroup(place.hash_code, states.max_parallelism());
       }
-      states.Prefetch(*s.key, s.hash_code, s.kg);
     }
+    states.Prefetch(&places_[first_slot], count, &places_[prepared_first_], prepared_count_);
+    prepared_first_ = first_slot;
+    prepared_count_ = count;
   }
   // Makes the key of `slot` the current key, borrowed from the slot (or from its record):
   // Reuse must come before either is changed.
   void SetCurrent(int slot, KeyedStates<K>& states) const {
-    const Slot& s = slots_[slot];
-    states.BorrowCurrentKey(*s.key, s.hash_code, s.kg);
+    const KeyHash& place = places_[slot];
+    states.BorrowCurrentKey(*slots_[slot].key, place.hash_code, place.key_group);
   }
   // The slots, and the records they point into, are about to be reused.
   void Reuse(KeyedStates<K>& states) { states.KeepCurrentKey(); }
@@ -347,8 +355,6 @@ class PreparedKeys {
   struct Slot {
     const K* key = nullptr;
     K copy{};
-    int32_t hash_code = 0;
-    int kg = 0;
   };
   // Points the slot at the record's key (in the record, or copied into the slot).
   static void TakeKey(KeyF& key_fn, const T& record, Slot& s) {
@@ -370,6 +376,10 @@ class PreparedKeys {
   }
 
   Slot slots_[KeyedInput<T>::kSlots];
+  KeyHash places_[KeyedInput<T>::kSlots];  // by slot: its key's hash code and key group
+  // The batch Prepare prepared last in this buffer (count 0: none).
+  int prepared_first_ = 0;
+  int prepared_count_ = 0;
 };
 
 }  // namespace weir

@@ -5,6 +5,9 @@
 #include <typeinfo>
 #include <utility>
 #include <vector>
+
+#include "lib/api/key_groups.h"
+
 // Output<T>: where an operator puts its records. Chained operators are Outputs of
 // one another (a direct call, no serialization); the last operator of a task writes
 // into a RecordWriterOutput that serializes into channel buffers.
@@ -46,11 +49,6 @@ class Output : public OutputBase {
 // the sender computed them to route it: CollectHashed and a Prepare given `hashes` take
 // them instead of hashing the key again. (The key itself is still taken from the
 // record, and a number key's hash code computed from it.)
-struct KeyHash {
-  int32_t hash_code = 0;  // KeyHashCode of the key, when carried (kKeyHashCodeCarried)
-  int key_group = 0;
-};
-
 template <class T>
 class KeyedInput {
  public:

@@ -397,6 +397,12 @@ TEST_CASE("RecordReader: an empty buffer processes nothing", "[channel_io]") {
   CHECK(input.collected.empty());
 }
 
+// Both steps of the backend's prefetch for one key.
+void PrefetchKey(const HeapKeyedStateBackend<int64_t>& backend, int64_t key) {
+  const KeyHash hash{KeyHashCode<int64_t>::Of(key), KeyGroupOf(key, backend.max_parallelism())};
+  backend.Prefetch(&hash, 1, &hash, 1);
+}
+
 TEST_CASE("HeapKeyedStateBackend: prefetching pays only once the state outgrows the caches", "[channel_io]") {
   HeapKeyedStateBackend<int64_t> backend(128, {0, 63});
   ValueState<int64_t>& small = backend.GetValueState<int64_t>("small");
@@ -405,7 +411,7 @@ TEST_CASE("HeapKeyedStateBackend: prefetching pays only once the state outgrows 
   int64_t added = 0;
   for (int64_t key = 0; added < 20000; ++key) {
     if (!backend.range().Contains(KeyGroupOf(key, 128))) {
-      backend.Prefetch(key);  // another subtask's key: ignored
+      PrefetchKey(backend, key);  // another subtask's key: ignored
       continue;
     }
     backend.SetCurrentKey(key);
@@ -417,7 +423,7 @@ TEST_CASE("HeapKeyedStateBackend: prefetching pays only once the state outgrows 
   // A prefetch is a hint: the values read afterwards are the ones written.
   for (int64_t key = 0; key < 1000; ++key) {
     if (!backend.range().Contains(KeyGroupOf(key, 128))) continue;
-    backend.Prefetch(key);
+    PrefetchKey(backend, key);
     backend.SetCurrentKey(key);
     CHECK(large.ValueOr(-1) == key);
   }

@@ -151,12 +151,21 @@ TEST_CASE("FlatHashMap: erasing while iterating visits the rest", "[heap_state]"
 }
 
 TEST_CASE("FlatHashMap: a prefetch changes nothing, on an empty map too", "[heap_state]") {
-  StringMap map;
+  // Entries of a cache line or more: PrefetchEntry reads the tags to find them.
+  using WideMap = FlatHashMap<std::string, std::pair<std::string, int64_t>, StableKeyHash<std::string>,
+                              KeyEqual<std::string>>;
+  WideMap map;
+  const auto hash = [](const std::string& key) { return StableKeyHash<std::string>{}(key); };
   map.Prefetch(std::string("absent"));
+  map.PrefetchEntry(hash("absent"));
   CHECK(map.empty());
-  for (int i = 0; i < 100; ++i) map["k" + std::to_string(i)] = i;
+  for (int i = 0; i < 100; ++i) map["k" + std::to_string(i)] = {"v" + std::to_string(i), i};
   const auto before = Contents(map);
-  for (int i = 0; i < 200; ++i) map.Prefetch("k" + std::to_string(i));
+  for (int i = 0; i < 200; ++i) {  // half of them present
+    const std::string key = "k" + std::to_string(i);
+    map.Prefetch(key);
+    map.PrefetchEntry(hash(key));
+  }
   CHECK(Contents(map) == before);
 }
 
