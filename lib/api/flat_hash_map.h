@@ -173,13 +173,8 @@ class FlatHashMap {
     const size_t i = FindSlot(key, TagOf(key));
     return i == kNone ? end() : ConstAt(i);
   }
-  // Starts loading what a lookup of `key` reads first: the tags from its home slot on, and
-  // the home slot's entry (a hint; changes nothing).
-  template <class Q>
-  void Prefetch(const Q& key) const {
-    PrefetchSlots(Hash{}(key));
-  }
-  // Prefetch, for a key whose Hash is `hash`.
+  // Starts loading what a lookup of a key whose Hash is `hash` reads first: the tags from
+  // its home slot on, and the home slot's entry (a hint; changes nothing).
   void PrefetchSlots(size_t hash) const {
     if (capacity_ == 0) return;
     const size_t home = Home(TagOfHash(hash));

@@ -519,8 +519,8 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
     }
   }
   // Whether the tables hold so many entries that a lookup usually misses the caches
-  // (then Prefetch pays for its second hash of the key). Also picks the tables Prefetch
-  // loads from: those not small enough to stay cached anyway.
+  // (then reading records ahead and prefetching their state pays for itself). Also picks
+  // the tables Prefetch loads from: those not small enough to stay cached anyway.
   bool PrefetchPays() {
     size_t entries = 0;
     large_tables_.clear();

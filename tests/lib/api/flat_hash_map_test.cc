@@ -156,14 +156,14 @@ TEST_CASE("FlatHashMap: a prefetch changes nothing, on an empty map too", "[heap
                               KeyEqual<std::string>>;
   WideMap map;
   const auto hash = [](const std::string& key) { return StableKeyHash<std::string>{}(key); };
-  map.Prefetch(std::string("absent"));
+  map.PrefetchSlots(hash("absent"));
   map.PrefetchEntry(hash("absent"));
   CHECK(map.empty());
   for (int i = 0; i < 100; ++i) map["k" + std::to_string(i)] = {"v" + std::to_string(i), i};
   const auto before = Contents(map);
   for (int i = 0; i < 200; ++i) {  // half of them present
     const std::string key = "k" + std::to_string(i);
-    map.Prefetch(key);
+    map.PrefetchSlots(hash(key));
     map.PrefetchEntry(hash(key));
   }
   CHECK(Contents(map) == before);
