@@ -54,6 +54,14 @@ class FlatHashMap {
 
  private:
   using Tag = uint32_t;  // 0: free; else a digest of the key's hash with its lowest bit set
+  struct Entry;
+
+ public:
+  // The bytes a stored key-value pair takes in the table's arrays: its entry and its tag
+  // (not counting free slots, nor memory the key or value points to).
+  static constexpr size_t kBytesPerEntry = sizeof(value_type) + sizeof(Tag);
+
+ private:
   struct Entry {
     alignas(value_type) unsigned char storage[sizeof(value_type)];
     value_type& get() { return *std::launder(reinterpret_cast<value_type*>(storage)); }

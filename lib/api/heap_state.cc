@@ -1,5 +1,7 @@
 #include "lib/api/heap_state.h"
 
+#include <unistd.h>
+
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +22,15 @@ void ThrowStateKindMismatch(const std::string& name, StateKind registered, State
   throw std::logic_error("keyed state '" + name + "' is " + StateKindName(registered) + " state (registered or " +
                          "restored so), but the job asks for it as " + StateKindName(requested) +
                          " state, or with other types: give the new state another name");
+}
+
+size_t PrefetchStateBytes() {
+  static const size_t bytes = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    const size_t l2_bytes = l2 > 0 ? static_cast<size_t>(l2) : size_t{1} << 20;
+    return l2_bytes * 5 / 2;
+  }();
+  return bytes;
 }
 
 namespace heap_internal {

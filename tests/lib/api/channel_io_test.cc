@@ -408,16 +408,24 @@ TEST_CASE("HeapKeyedStateBackend: prefetching pays only once the state outgrows 
   ValueState<int64_t>& small = backend.GetValueState<int64_t>("small");
   ValueState<int64_t>& large = backend.GetValueState<int64_t>("large");
   CHECK_FALSE(backend.PrefetchPays());
-  int64_t added = 0;
-  for (int64_t key = 0; added < 20000; ++key) {
+  // The entries of both states count: the prefetching starts with the one that makes
+  // them PrefetchStateBytes().
+  const size_t entry_bytes = FlatHashMap<int64_t, int64_t, StableKeyHash<int64_t>, KeyEqual<int64_t>>::kBytesPerEntry;
+  const size_t enough = (PrefetchStateBytes() + entry_bytes - 1) / entry_bytes;
+  size_t entries = 0;
+  for (int64_t key = 0; entries < enough; ++key) {
     if (!backend.range().Contains(KeyGroupOf(key, 128))) {
       PrefetchKey(backend, key);  // another subtask's key: ignored
       continue;
     }
+    CHECK_FALSE(backend.PrefetchPays());
     backend.SetCurrentKey(key);
     large.Update(key);
-    if (added < 10) small.Update(key);
-    ++added;
+    ++entries;
+    if (entries < 11) {
+      small.Update(key);
+      ++entries;
+    }
   }
   CHECK(backend.PrefetchPays());
   // A prefetch is a hint: the values read afterwards are the ones written.

@@ -111,9 +111,10 @@ TEST_CASE("restore on the heap: the operator takes the restored rows over, no se
 
 TEST_CASE("reduce: records read from a buffer, keys prepared ahead, give the sums of records taken one by one",
           "[api][operators]") {
-  // Enough distinct words for the state to outgrow the caches, so the reader prefetches
-  // for the later buffers too.
-  const int words = GENERATE(20, 40000);
+  // Enough distinct words for the state to outgrow the caches (each takes more than
+  // sizeof(WordCount) bytes of state), so the reader prefetches for the later buffers too.
+  const int many = static_cast<int>(weir::PrefetchStateBytes() / sizeof(WordCount));
+  const int words = GENERATE_COPY(20, many);
   std::vector<WordCount> input;
   for (int i = 0; i < 3 * words; ++i) input.emplace_back("w" + std::to_string((i * 7919) % words), i % 5);
   auto in_place = [](WordCount& acc, const WordCount& b) { acc.second += b.second; };
