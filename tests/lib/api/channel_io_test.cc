@@ -412,7 +412,8 @@ TEST_CASE("HeapKeyedStateBackend: prefetching pays only once the state outgrows 
   // them PrefetchStateBytes().
   const size_t entry_bytes = FlatHashMap<int64_t, int64_t, StableKeyHash<int64_t>, KeyEqual<int64_t>>::kBytesPerEntry;
   const size_t enough = (PrefetchStateBytes() + entry_bytes - 1) / entry_bytes;
-  size_t entries = 0;
+  size_t entries = 0;  // of both states
+  int small_entries = 0;
   for (int64_t key = 0; entries < enough; ++key) {
     if (!backend.range().Contains(KeyGroupOf(key, 128))) {
       PrefetchKey(backend, key);  // another subtask's key: ignored
@@ -422,8 +423,9 @@ TEST_CASE("HeapKeyedStateBackend: prefetching pays only once the state outgrows 
     backend.SetCurrentKey(key);
     large.Update(key);
     ++entries;
-    if (entries < 11) {
+    if (small_entries < 10) {
       small.Update(key);
+      ++small_entries;
       ++entries;
     }
   }
