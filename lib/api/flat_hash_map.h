@@ -54,7 +54,6 @@ class FlatHashMap {
 
  private:
   using Tag = uint32_t;  // 0: free; else a digest of the key's hash with its lowest bit set
-  struct Entry;
 
  public:
   // The bytes a stored key-value pair takes in the table's arrays: its entry and its tag
