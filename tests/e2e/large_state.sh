@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# End-to-end: keyed state larger than the caches near a core, through the operator's
+# cycles. Above PrefetchStateBytes (2.5 times a core's L2) a keyed operator reads records
+# ahead and prefetches their state; below it, it does not. number_sum with 200 000 keys
+# holds 4 MB of sums at p=1 (read ahead) and 2 MB a subtask at p=2 (not), so its restores
+# cross the threshold both ways: p=1, stop with a savepoint, p=2 from it, stop again, p=1
+# from that (a restore of a restored job), kill -9, then p=3 from the newest checkpoint to
+# the end, all into one output directory. word_count over Zipf text with 100 000 words
+# (entries of 72 bytes, prefetched in two steps) goes p=1, kill -9, p=2, stop, p=1. Both
+# outputs must hold every record exactly once, compared line by line.
+#
+#   bash tests/e2e/large_state.sh [build-dir]
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
+
+keys=200000
+count=1200000
+rate=100000
+cpdir="$tmp/checkpoints"
+sp="$tmp/savepoints"
+out="$tmp/out"
+conf=(-D execution.checkpointing.interval=200ms -D "execution.checkpointing.dir=$cpdir")
+
+# stop_with_savepoint PORT: stops $job with a savepoint into $sp; sets stopped to its path.
+stop_with_savepoint() {
+  run "$WEIR" stop -m "localhost:$1" -p "$sp" "$job"
+  expect_rc 0
+  stopped="$(savepoint_path)"
+  [[ -f "$stopped/_metadata" ]] || fail "no _metadata in '$stopped'"
+  wait_until 30 job_state_is "$1" "$job" FINISHED || fail "job $job is not FINISHED after stop"
+}
+
+# records_committed_at_least N: the committed part files of $out hold at least N lines.
+records_committed_at_least() {
+  (($(cat "$out"/part-* 2>/dev/null | wc -l) >= $1))
+}
+
+port="$(free_port)"
+check "number_sum --keys $keys runs at p=1 until its state is past the threshold, then stops with a savepoint"
+start_runtime "$port" "${conf[@]}"
+submit_job "$port" -p 1 "$NUMBER_SUM" --count "$count" --keys "$keys" --rate "$rate" --output "$out"
+# Every key has a sum once `keys` records are in; committed output lags by a checkpoint.
+wait_until 60 records_committed_at_least $((keys + keys / 2)) || fail "fewer than $((keys + keys / 2)) records committed"
+stop_with_savepoint "$port"
+pass
+
+check "restored at p=2 (half the state a subtask), it runs on and stops with a savepoint again"
+submit_job "$port" -p 2 -s "$stopped" "$NUMBER_SUM" --count "$count" --keys "$keys" --rate "$rate" --output "$out"
+sleep 2
+stop_with_savepoint "$port"
+pass
+
+check "the restored job's savepoint restored at p=1 (the whole state again), then kill -9"
+submit_job "$port" -p 1 -s "$stopped" "$NUMBER_SUM" --count "$count" --keys "$keys" --rate "$rate" --output "$out"
+wait_until 30 checkpointed_or_finished "$job" || fail "no complete checkpoint of job $job within 30 s"
+sleep "$(python3 -c "import random; print(round(random.uniform(0.5, 1.5), 2))")"
+kill -9 "$RUNTIME_PID"
+wait "$RUNTIME_PID" 2>/dev/null || true
+! grep -q "job=$job status=FINISHED" "$RUNTIME_LOG" || fail "the job finished before the kill: raise count"
+"$WEIR" inspect "$cpdir/$job" >/dev/null 2>&1 || fail "no complete checkpoint in '$cpdir/$job'"
+pass
+
+check "restored at p=3 from the newest checkpoint, it runs to the end"
+run "$WEIR" run -p 3 -D "rest.port=$(free_port)" "${conf[@]}" -s "$cpdir/$job" \
+  "$NUMBER_SUM" --count "$count" --keys "$keys" --output "$out"
+expect_rc 0
+expect_out_has "has finished."
+pass
+
+check "the committed output holds every n in 1..$count exactly once with its key's running sum"
+expected_number_sum "$count" "$tmp/expected-sums" "$keys"
+expect_committed "$tmp/expected-sums" "$out" "number_sum --keys $keys"
+pass
+
+# word_count: 100 000 distinct words, state entries of 72 bytes.
+text="$tmp/text"
+out="$tmp/out-words"
+check "word_count over Zipf text of 100 000 words: p=1, kill -9, p=2, stop with a savepoint, p=1 to the end"
+run python3 "$REPO_DIR/tests/bench/vs-flink/zipf_text.py" "$text" --mb 6 --files 2 --vocabulary 100000
+expect_rc 0
+port="$(free_port)"
+start_runtime "$port" "${conf[@]}"
+submit_job "$port" -p 1 "$WORD_COUNT" --input "$text" --output "$out" --rate 20000
+wait_until 30 checkpointed_or_finished "$job" || fail "no complete checkpoint of job $job within 30 s"
+sleep "$(python3 -c "import random; print(round(random.uniform(1.0, 2.0), 2))")"
+kill -9 "$RUNTIME_PID"
+wait "$RUNTIME_PID" 2>/dev/null || true
+! grep -q "job=$job status=FINISHED" "$RUNTIME_LOG" || fail "word_count finished before the kill: lower --rate"
+"$WEIR" inspect "$cpdir/$job" >/dev/null 2>&1 || fail "no complete checkpoint in '$cpdir/$job'"
+port="$(free_port)"
+start_runtime "$port" "${conf[@]}"
+submit_job "$port" -p 2 -s "$cpdir/$job" "$WORD_COUNT" --input "$text" --output "$out" --rate 10000
+sleep 1.5
+stop_with_savepoint "$port"
+run "$WEIR" run -p 1 -D "rest.port=$(free_port)" "${conf[@]}" -s "$stopped" "$WORD_COUNT" --input "$text" --output "$out"
+expect_rc 0
+expect_out_has "has finished."
+pass
+
+check "every word occurrence was counted exactly once"
+expected_word_counts "$text" "$tmp/expected-words"
+expect_committed "$tmp/expected-words" "$out" "word_count"
+pass
+
+finish
