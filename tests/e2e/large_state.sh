@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
 # End-to-end: keyed state larger than the caches near a core, through the operator's
 # cycles. Above PrefetchStateBytes (2.5 times a core's L2) a keyed operator reads records
-# ahead and prefetches their state; below it, it does not. number_sum with 200 000 keys
-# holds 4 MB of sums at p=1 (read ahead) and 2 MB a subtask at p=2 (not), so its restores
-# cross the threshold both ways: p=1, stop with a savepoint, p=2 from it, stop again, p=1
-# from that (a restore of a restored job), kill -9, then p=3 from the newest checkpoint to
-# the end, all into one output directory. word_count over Zipf text with 100 000 words
-# (entries of 72 bytes, prefetched in two steps) goes p=1, kill -9, p=2, stop, p=1. Both
-# outputs must hold every record exactly once, compared line by line.
+# ahead and prefetches their state; below it, it does not. The sizes follow this machine's
+# L2: with 1 MB, number_sum with 210 000 keys holds 4.2 MB of sums at p=1 (read ahead) and
+# 2.1 MB a subtask at p=2 (not), so its restores cross the threshold both ways: p=1, stop
+# with a savepoint, p=2 from it, stop again, p=1 from that (a restore of a restored job),
+# kill -9, then p=3 from the newest checkpoint to the end, all into one output directory.
+# word_count over 6 MB of Zipf text from 100 000 words (entries of 76 bytes, prefetched in
+# two steps) goes p=1, kill -9, p=2, stop, p=1. Both outputs must hold every record
+# exactly once, compared line by line.
 #
 #   bash tests/e2e/large_state.sh [build-dir]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 
-keys=200000
-count=1200000
-rate=100000
+# PrefetchStateBytes: 2.5 times a core's L2 as sysconf reports it, 1 MB when it does not.
+l2="$(getconf LEVEL2_CACHE_SIZE 2>/dev/null || true)"
+[[ "$l2" =~ ^[1-9][0-9]*$ ]] || l2=$((1 << 20))
+threshold=$((l2 * 5 / 2))
+# number_sum's entries take 20 bytes (a 16-byte entry and its tag): 1.6 times the threshold
+# at p=1, 0.8 times it a subtask at p=2.
+keys=$((threshold * 16 / 10 / 20))
+count=$((keys * 6))
+rate=$((keys / 2))
+# word_count's text and words grow with the L2 too (by whole MB, at most 4 times).
+scale=$(((l2 + (1 << 19)) >> 20))
+((scale >= 1)) || scale=1
+((scale <= 4)) || scale=4
 cpdir="$tmp/checkpoints"
 sp="$tmp/savepoints"
 out="$tmp/out"
@@ -71,15 +82,15 @@ expected_number_sum "$count" "$tmp/expected-sums" "$keys"
 expect_committed "$tmp/expected-sums" "$out" "number_sum --keys $keys"
 pass
 
-# word_count: 100 000 distinct words, state entries of 72 bytes.
+# word_count: Zipf text of 100 000 words a MB of L2, state entries of 76 bytes.
 text="$tmp/text"
 out="$tmp/out-words"
-check "word_count over Zipf text of 100 000 words: p=1, kill -9, p=2, stop with a savepoint, p=1 to the end"
-run python3 "$REPO_DIR/tests/bench/vs-flink/zipf_text.py" "$text" --mb 6 --files 2 --vocabulary 100000
+check "word_count over Zipf text of $((scale * 100000)) words: p=1, kill -9, p=2, stop with a savepoint, p=1 to the end"
+run python3 "$REPO_DIR/tests/bench/vs-flink/zipf_text.py" "$text" --mb $((scale * 6)) --files 2 --vocabulary $((scale * 100000))
 expect_rc 0
 port="$(free_port)"
 start_runtime "$port" "${conf[@]}"
-submit_job "$port" -p 1 "$WORD_COUNT" --input "$text" --output "$out" --rate 20000
+submit_job "$port" -p 1 "$WORD_COUNT" --input "$text" --output "$out" --rate $((scale * 20000))
 wait_until 30 checkpointed_or_finished "$job" || fail "no complete checkpoint of job $job within 30 s"
 sleep "$(python3 -c "import random; print(round(random.uniform(1.0, 2.0), 2))")"
 kill -9 "$RUNTIME_PID"
@@ -88,7 +99,7 @@ wait "$RUNTIME_PID" 2>/dev/null || true
 "$WEIR" inspect "$cpdir/$job" >/dev/null 2>&1 || fail "no complete checkpoint in '$cpdir/$job'"
 port="$(free_port)"
 start_runtime "$port" "${conf[@]}"
-submit_job "$port" -p 2 -s "$cpdir/$job" "$WORD_COUNT" --input "$text" --output "$out" --rate 10000
+submit_job "$port" -p 2 -s "$cpdir/$job" "$WORD_COUNT" --input "$text" --output "$out" --rate $((scale * 10000))
 sleep 1.5
 stop_with_savepoint "$port"
 run "$WEIR" run -p 1 -D "rest.port=$(free_port)" "${conf[@]}" -s "$stopped" "$WORD_COUNT" --input "$text" --output "$out"
