@@ -82,7 +82,7 @@ expected_number_sum "$count" "$tmp/expected-sums" "$keys"
 expect_committed "$tmp/expected-sums" "$out" "number_sum --keys $keys"
 pass
 
-# word_count: Zipf text of 100 000 words a MB of L2, state entries of 76 bytes.
+# word_count: Zipf text of 100 000 words per MB of L2, state entries of 76 bytes.
 text="$tmp/text"
 out="$tmp/out-words"
 check "word_count over Zipf text of $((scale * 100000)) words: p=1, kill -9, p=2, stop with a savepoint, p=1 to the end"
