@@ -53,6 +53,20 @@ inline void CopyBytes(uint8_t* to, const uint8_t* from, size_t n) {
   }
 }
 
+// s = bytes, for bytes outside s. Where s already has the room (a string read into again
+// and again, a word in its short-string buffer), the bytes are copied inline and only
+// the length is set: std::string::assign goes through the general _M_replace and a call
+// to memcpy, which cost more than copying a word. For hot paths that refill one string.
+inline void AssignBytes(std::string& s, std::string_view bytes) {
+  const size_t n = bytes.size();
+  if (n > s.capacity()) [[unlikely]] {
+    s.assign(bytes);
+    return;
+  }
+  s.resize(n);  // within the capacity: only the length (and the added tail) is set
+  CopyBytes(reinterpret_cast<uint8_t*>(s.data()), reinterpret_cast<const uint8_t*>(bytes.data()), n);
+}
+
 // Writes to a byte vector it does not own, in one of two ways:
 // - DataOutput(&buf) appends: buf's size is its content, each write grows it;
 // - DataOutput(&buf, &used) writes in place: buf[0, used) is the content and the rest of
@@ -233,7 +247,7 @@ struct Serializer<std::string> {
   static void Read(DataInput& in, std::string& v) {
     uint64_t n = in.ReadVarint();
     if (n > in.remaining()) throw DeserializationError("string longer than its data");
-    v.assign(reinterpret_cast<const char*>(in.position()), n);
+    AssignBytes(v, std::string_view(reinterpret_cast<const char*>(in.position()), n));
     in.Skip(n);
   }
 };

@@ -124,3 +124,20 @@ TEST_CASE("serialization: a string read into one reused from record to record", 
     }
   }
 }
+
+TEST_CASE("serialization: AssignBytes refills a string within its room or beyond it", "[api]") {
+  std::string s(64, 'x');
+  const char* const buffer = s.data();
+  const std::string source = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-+";  // 64
+  for (size_t n : {0, 1, 3, 4, 7, 8, 9, 16, 17, 40, 64, 5, 63}) {  // shorter and longer in turn
+    weir::AssignBytes(s, std::string_view(source).substr(0, n));
+    REQUIRE(s == source.substr(0, n));
+    CHECK(s.c_str()[n] == '\0');
+    CHECK(s.data() == buffer);  // within the capacity: the same buffer, refilled
+  }
+  std::string small;  // beyond the capacity: grows like assign
+  weir::AssignBytes(small, source);
+  CHECK(small == source);
+  weir::AssignBytes(small, "");
+  CHECK(small.empty());
+}
