@@ -53,8 +53,8 @@ inline void CopyBytes(uint8_t* to, const uint8_t* from, size_t n) {
   }
 }
 
-// s = bytes, for bytes outside s. Where s already has the room (a string read into again
-// and again, a word in its short-string buffer), the bytes are copied inline and only
+// s = bytes (which may lie within s). Where s already has the room (a string read into
+// again and again, a word in its short-string buffer), a short copy is inline and only
 // the length is set: std::string::assign goes through the general _M_replace and a call
 // to memcpy, which cost more than copying a word. For hot paths that refill one string.
 inline void AssignBytes(std::string& s, std::string_view bytes) {
@@ -63,8 +63,17 @@ inline void AssignBytes(std::string& s, std::string_view bytes) {
     s.assign(bytes);
     return;
   }
-  s.resize(n);  // within the capacity: only the length (and the added tail) is set
-  CopyBytes(reinterpret_cast<uint8_t*>(s.data()), reinterpret_cast<const uint8_t*>(bytes.data()), n);
+  if (n > s.size()) s.resize(n);  // within the capacity: the buffer stays where it is
+  // Bytes within s start at or after its data: CopyBytes reads a short copy's bytes
+  // before writing them, or copies forward, and memmove takes any overlap.
+  auto* to = reinterpret_cast<uint8_t*>(s.data());
+  const auto* from = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (n <= 16) {
+    CopyBytes(to, from, n);
+  } else {
+    std::memmove(to, from, n);
+  }
+  s.resize(n);  // shrinking: only after the copy, which may have read the tail
 }
 
 // Writes to a byte vector it does not own, in one of two ways:

@@ -141,3 +141,15 @@ TEST_CASE("serialization: AssignBytes refills a string within its room or beyond
   weir::AssignBytes(small, "");
   CHECK(small.empty());
 }
+
+TEST_CASE("serialization: AssignBytes from a part of the string itself", "[api]") {
+  const std::string original = "0123456789abcdefghijklmnopqrstuvwxyz0123456789ABCDEF";  // 52
+  for (size_t from = 0; from <= original.size(); ++from) {
+    for (size_t n = 0; from + n <= original.size(); ++n) {
+      std::string s = original;
+      weir::AssignBytes(s, std::string_view(s).substr(from, n));
+      REQUIRE(s == original.substr(from, n));
+      CHECK(s.c_str()[n] == '\0');
+    }
+  }
+}
