@@ -99,8 +99,11 @@ wait "$RUNTIME_PID" 2>/dev/null || true
 "$WEIR" inspect "$cpdir/$job" >/dev/null 2>&1 || fail "no complete checkpoint in '$cpdir/$job'"
 port="$(free_port)"
 start_runtime "$port" "${conf[@]}"
-submit_job "$port" -p 2 -s "$cpdir/$job" "$WORD_COUNT" --input "$text" --output "$out" --rate $((scale * 10000))
+# Each source subtask at an eighth of p=1's rate: what the kill left (a third to two thirds
+# of the lines) takes 4 to 10 s, so the job is still running when it is stopped.
+submit_job "$port" -p 2 -s "$cpdir/$job" "$WORD_COUNT" --input "$text" --output "$out" --rate $((scale * 2500))
 sleep 1.5
+! grep -q "job=$job status=FINISHED" "$RUNTIME_LOG" || fail "word_count at p=2 finished before the stop: lower --rate"
 stop_with_savepoint "$port"
 run "$WEIR" run -p 1 -D "rest.port=$(free_port)" "${conf[@]}" -s "$stopped" "$WORD_COUNT" --input "$text" --output "$out"
 expect_rc 0
