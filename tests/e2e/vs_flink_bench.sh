@@ -26,6 +26,28 @@ expect_out_line "\| keyed sum, 2 keys +\| 1 \| none +\| records \| $number +\| $
 grep -E "^\| keyed sum, 2 keys +\| 1 \| 100 ms" "$OUT_FILE" | grep -qE "\| [1-9][0-9]* +\| [1-9][0-9]* +\|$" ||
   fail "the 100 ms row does not show checkpoints on both sides"
 expect_out_has "checkpoint cost, keyed sum, 2 keys, p=1, every 100 ms: weir "
+# How far to trust the figures: the host's steal time during each side's runs (/proc/stat).
+expect_out_line "  steal, weir's runs: median $number%, max $number% of the machine's CPU time"
+expect_out_line "  steal, Flink's runs: median $number%, max $number% of the machine's CPU time"
+pass
+
+check "rows whose rounds spread by more than 15% of their median are listed, the others not"
+cat >"$tmp/noise.py" <<'PY'
+import sys
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, sys.argv[1])
+from harness import Run, Scenario, Side, print_noise
+wide, narrow = (Scenario(f"job {i} | p=1 | none", "keyed-sum", 1, 0, "records", 1000) for i in (1, 2))
+side = Side("weir")
+side.runs[wide.name] = [Run(ms, 1.0, 10, 1.0, 0, 2.0) for ms in (1000, 1100, 1500)]
+side.runs[narrow.name] = [Run(ms, 1.0, 10, 1.0, 0, 4.0) for ms in (1000, 1050, 1100)]
+print_noise([wide, narrow], [side])
+PY
+run python3 "$tmp/noise.py" "$REPO_DIR/tests/bench/vs-flink"
+expect_rc 0
+expect_out_line "  steal, weir's runs: median 3.0%, max 4.0% of the machine's CPU time"
+expect_out_line "  spread, weir job 1 \| p=1 \| none: rounds from 1000 to 1500 ms \(45% of the median\)"
+expect_out_lacks "job 2"
 pass
 
 check "word count at p=2 over generated Zipf text: Flink counted every word"

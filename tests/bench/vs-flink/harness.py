@@ -48,6 +48,7 @@ class Run:
     max_rss_mb: float
     cpu_s: float
     checkpoints: int
+    steal_pct: float = None  # of the machine's CPU time while it ran; None: not known
 
 
 @dataclass
@@ -83,6 +84,30 @@ def checkpoint_ms(text):
     if m.group(1) == "none":
         return 0
     return int(m.group(1)) * (1000 if m.group(2) == "s" else 1)
+
+
+def machine_cpu_times():
+    """(steal, total) jiffies of all cores so far, from /proc/stat; None where it is not there.
+    Steal is the time a virtual machine's cores were ready to run but the host ran something
+    else: a run during which it is high ran slower for reasons outside both sides."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 9 or fields[0] != "cpu":
+        return None
+    # user nice system idle iowait irq softirq steal [guest guest_nice]; guest time is already
+    # counted in user and nice.
+    jiffies = [int(x) for x in fields[1:9]]
+    return jiffies[7], sum(jiffies)
+
+
+def steal_percent(before, after):
+    """The share of the machine's CPU time stolen between two machine_cpu_times(), or None."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return 100.0 * (after[0] - before[0]) / (after[1] - before[1])
 
 
 def measure(cmd, log_path, env=None):
@@ -220,7 +245,9 @@ def run_one(side, s, args, tmp, index, csv):
     cp_dir = tempfile.mkdtemp(prefix="cp-", dir=tmp)
     log_path = os.path.join(tmp, f"{side.name.lower()}-{index}.log")
     cmd = side.impl.command(s, args, cp_dir)
+    times_before = machine_cpu_times()
     code, wall, rss, cpu, _ = measure(cmd, log_path)
+    steal = steal_percent(times_before, machine_cpu_times())
     shutil.rmtree(cp_dir, ignore_errors=True)
     log = open(log_path, errors="replace").read()
     parsed, problem = (None, f"exit code {code}") if code != 0 else side.impl.parse(s, log)
@@ -232,15 +259,16 @@ def run_one(side, s, args, tmp, index, csv):
         side.failures += 1
         return
     runtime_ms, checkpoints = parsed
-    run = Run(runtime_ms, wall, rss, cpu, checkpoints)
+    run = Run(runtime_ms, wall, rss, cpu, checkpoints, steal)
     side.runs.setdefault(s.name, []).append(run)
     if csv:
         csv.write(f"{side.name},{s.job},{s.parallelism},{s.checkpoint_ms},{s.work},{runtime_ms},"
-                  f"{wall:.3f},{rss:.1f},{cpu:.3f},{checkpoints}\n")
+                  f"{wall:.3f},{rss:.1f},{cpu:.3f},{checkpoints},{'' if steal is None else f'{steal:.1f}'}\n")
         csv.flush()
     rate = s.work / max(runtime_ms, 1) / 1000.0
     print(f"  {side.name:5} {s.name}: {runtime_ms} ms, {rate:.2f} M {s.unit}/s, "
-          f"{rss:.0f} MB, {cpu:.1f} CPU s, {checkpoints} checkpoints", flush=True)
+          f"{rss:.0f} MB, {cpu:.1f} CPU s, {checkpoints} checkpoints"
+          + ("" if steal is None else f", steal {steal:.0f}%"), flush=True)
 
 
 def median_of(runs, f):
@@ -316,6 +344,35 @@ def print_costs(all_scenarios, sides):
             lines.append(f"  p=2 against p=1, {s.name.split(' | ')[0]}, {cp}: " + ", ".join(parts))
     if lines:
         print("\n(checkpoint cost: throughput lost against the same job without checkpoints; a plus is a loss)")
+        print("\n".join(lines))
+
+
+# Rounds of one row whose runtimes spread wider than this share of their median are listed.
+SPREAD_NOTED = 0.15
+
+
+def print_noise(all_scenarios, sides):
+    """What the medians hide: the host's steal time during the runs, and the rows whose rounds
+    disagree (a median of rounds that spread widely says little about a small difference)."""
+    lines = []
+    for side in sides:
+        steals = [r.steal_pct for runs in side.runs.values() for r in runs if r.steal_pct is not None]
+        if steals:
+            lines.append(f"  steal, {side.name}'s runs: median {statistics.median(steals):.1f}%, "
+                         f"max {max(steals):.1f}% of the machine's CPU time")
+    for s in all_scenarios:
+        for side in sides:
+            runs = side.runs.get(s.name, [])
+            if len(runs) < 2:
+                continue
+            times = [r.runtime_ms for r in runs]
+            mid = statistics.median(times)
+            if mid > 0 and (max(times) - min(times)) / mid > SPREAD_NOTED:
+                lines.append(f"  spread, {side.name} {s.name}: rounds from {min(times)} to {max(times)} ms "
+                             f"({(max(times) - min(times)) / mid * 100:.0f}% of the median)")
+    if lines:
+        print(f"\n(steal: time the host ran other work on this machine's cores, from /proc/stat; spread: rows "
+              f"whose rounds differ by more than {SPREAD_NOTED * 100:.0f}% of their median)")
         print("\n".join(lines))
 
 
@@ -409,7 +466,8 @@ def main():
         print(f"{args.rounds} rounds, sides alternating; " + "; ".join(work))
         csv = open(args.csv, "w") if args.csv else None
         if csv:
-            csv.write("side,job,parallelism,checkpoint_ms,work,runtime_ms,wall_s,max_rss_mb,cpu_s,checkpoints\n")
+            csv.write("side,job,parallelism,checkpoint_ms,work,runtime_ms,wall_s,max_rss_mb,cpu_s,checkpoints,"
+                      "steal_pct\n")
         index = 0
         for r in range(args.rounds):
             print(f"round {r + 1} of {args.rounds}", flush=True)
@@ -425,6 +483,7 @@ def main():
               f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after:\n")
         print_table(todo, sides)
         print_costs(todo, sides)
+        print_noise(todo, sides)
         if "keyed-sum" in args.jobs and not sides[0].impl.has_keys:
             print("\nnote: weir's number_sum has no --keys yet: its 2-key rows use its parity key "
                   "(n mod 2, the same keys)")
