@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN_TIMEOUT_S = 900
@@ -48,7 +49,7 @@ class Run:
     max_rss_mb: float
     cpu_s: float
     checkpoints: int
-    steal_pct: float = None  # of the machine's CPU time while it ran; None: not known
+    steal_pct: Optional[float] = None  # of the machine's CPU time while it ran; None: not known
 
 
 @dataclass
@@ -366,10 +367,10 @@ def print_noise(all_scenarios, sides):
             if len(runs) < 2:
                 continue
             times = [r.runtime_ms for r in runs]
-            mid = statistics.median(times)
-            if mid > 0 and (max(times) - min(times)) / mid > SPREAD_NOTED:
+            spread = (max(times) - min(times)) / max(statistics.median(times), 1)
+            if spread > SPREAD_NOTED:
                 lines.append(f"  spread, {side.name} {s.name}: rounds from {min(times)} to {max(times)} ms "
-                             f"({(max(times) - min(times)) / mid * 100:.0f}% of the median)")
+                             f"({spread * 100:.0f}% of the median)")
     if lines:
         print(f"\n(steal: time the host ran other work on this machine's cores, from /proc/stat; spread: rows "
               f"whose rounds differ by more than {SPREAD_NOTED * 100:.0f}% of their median)")
