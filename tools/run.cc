@@ -1,8 +1,6 @@
 // weir-run: runs a job (`weir run [options] job.so [args...]`), as `flink run` does:
 // embedded in this process (-t local, the default), or on a remote endpoint through
 // Flink's jar REST API (-t remote, -m, -d).
-#include <CLI/CLI.hpp>
-
 #include "lib/cli/commands/run_command.h"
 #include "lib/cli/run_tool.h"
 #include "lib/format/snapshot_io.h"
@@ -56,7 +54,7 @@ weir::Status RunEmbedded(const weir::cli::RunArgs& args, weir::cli::ToolContext&
 
 int main(int argc, char** argv) {
   weir::cli::RunArgs args;
-  CLI::App app{"Compiles and runs a program.", "weir-run"};
+  weir::cli::ToolApp app{"Compiles and runs a program.", "weir-run"};
   weir::cli::AddRunOptions(app, args);
   return weir::cli::RunTool(app, args.common, argc, argv, [&](weir::cli::ToolContext& ctx) -> weir::Status {
     auto target = weir::cli::ResolveRunTarget(args, ctx.config());

@@ -1,7 +1,5 @@
 // weir-runtime: the local runtime in the foreground (for tests and service
 // managers; scripts/start-cluster.sh runs it in the background).
-#include <CLI/CLI.hpp>
-
 #include "lib/cli/run_tool.h"
 #include "lib/common/logging.h"
 #include "lib/config/options.h"
@@ -11,10 +9,9 @@
 int main(int argc, char** argv) {
   weir::cli::CommonOptions common;
   int rest_port = -1;
-  CLI::App app{"Runs the local weir runtime in the foreground.", "weir-runtime"};
+  weir::cli::ToolApp app{"Runs the local weir runtime in the foreground.", "weir-runtime"};
   weir::cli::AddCommonOptions(app, common);
-  app.add_option("--rest-port", rest_port, "Port of the REST endpoint (overrides rest.port)")
-      ->check(CLI::Range(0, 65535));
+  weir::cli::AddRestPortOption(app, rest_port);
   weir::cli::SetUsage(app, "weir runtime [-D key=value]... [--rest-port N] [-v]");
   return weir::cli::RunTool(app, common, argc, argv, [&](weir::cli::ToolContext& ctx) -> weir::Status {
     weir::Configuration config = ctx.config();

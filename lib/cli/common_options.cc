@@ -40,6 +40,11 @@ void AddLocalToolOptions(CLI::App& app, CommonOptions& options) {
   app.add_flag("-v,--verbose", options.verbose, "Print debug messages on stderr");
 }
 
+void AddRestPortOption(CLI::App& app, int& port) {
+  app.add_option("--rest-port", port, "Port of the REST endpoint (overrides rest.port)")
+      ->check(CLI::Range(0, 65535));
+}
+
 void AddJobIdArgument(CLI::App& app, std::string& job_id, const std::string& what) {
   app.add_option("jobId", job_id, "The JobID of the job (32 hex characters)")
       ->option_text("<jobId>");

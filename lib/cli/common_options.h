@@ -47,6 +47,10 @@ void AddCommonOptions(CLI::App& app, CommonOptions& options);
 // options.offline.
 void AddLocalToolOptions(CLI::App& app, CommonOptions& options);
 
+// weir runtime's --rest-port N (0 to 65535; out of range: a usage error): the port of the
+// REST endpoint, over rest.port. `port` stays as it is when the option is not given.
+void AddRestPortOption(CLI::App& app, int& port);
+
 // Adds the positional <jobId> of cancel, savepoint and stop, checked while parsing: missing →
 // usage error `missing JobID; specify <what>` (e.g. "the id of the job to cancel"); not 32 hex
 // characters → usage error `cannot parse JobID from "<text>": ...`. Both name `weir list`.

@@ -33,6 +33,11 @@ Status ToolContext::UsageError(Status status) {
   return status;
 }
 
+ToolApp::ToolApp(const std::string& description, const std::string& name)
+    : app_(std::make_unique<CLI::App>(description, name)) {}
+ToolApp::~ToolApp() = default;
+std::string ToolApp::help() const { return app_->help(); }
+
 void SetUsage(CLI::App& app, std::string usage) {
   internal::FormatterOf(app).usage = std::move(usage);
 }

@@ -3,7 +3,7 @@
 //
 //   int main(int argc, char** argv) {
 //     weir::cli::CancelArgs args;
-//     CLI::App app{"Cancels a running program.", "weir-cancel"};
+//     weir::cli::ToolApp app{"Cancels a running program.", "weir-cancel"};
 //     weir::cli::AddCancelOptions(app, args);
 //     return weir::cli::RunTool(app, args.common, argc, argv, [&](weir::cli::ToolContext& ctx) {
 //       return weir::cli::RunCancel(args, ctx.client(), ctx.printer());
@@ -42,6 +42,24 @@ class App;
 }
 
 namespace weir::cli {
+
+// A tool's command line: CLI11's App, made and destroyed in lib/cli so that a tool's main
+// and its tests declare and parse options without including CLI11 (its header costs about
+// 10 s of compile time in every file that includes it). Passed wherever a CLI::App& is
+// taken (AddCommonOptions, the Add*Options of the commands, RunTool, ParseToolArgs).
+class ToolApp {
+ public:
+  ToolApp(const std::string& description, const std::string& name);
+  ~ToolApp();
+  ToolApp(const ToolApp&) = delete;
+  ToolApp& operator=(const ToolApp&) = delete;
+  operator CLI::App&() { return *app_; }  // NOLINT: implicit, to stand in for the App
+  // What --help prints.
+  std::string help() const;
+
+ private:
+  std::unique_ptr<CLI::App> app_;
+};
 
 // What a tool's body works with. Created by RunTool after a successful parse.
 class ToolContext {

@@ -2,7 +2,6 @@
 
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "lib/cli/commands/cancel_command.h"
@@ -24,7 +23,7 @@ constexpr char kJobId[] = "cca7bc1061d61cf15238e92312c2fc20";
 
 ToolRun RunCancelTool(const std::vector<std::string>& argv) {
   CancelArgs args;
-  CLI::App app{"Cancels a running program.", "weir-cancel"};
+  ToolApp app{"Cancels a running program.", "weir-cancel"};
   AddCancelOptions(app, args);
   return RunToolCaptured(app, args.common, argv, [&](ToolContext& ctx) {
     return RunCancel(args, ctx.client(), ctx.printer());
@@ -51,7 +50,7 @@ void ServeOneJob(TestHttpServer& http, int* cancels) {
 
 TEST_CASE("cancel: options", "[cli][cancel]") {
   CancelArgs args;
-  CLI::App app{"Cancels a running program.", "weir-cancel"};
+  ToolApp app{"Cancels a running program.", "weir-cancel"};
   AddCancelOptions(app, args);
   std::ostringstream out, err;
   int code = -1;
@@ -79,7 +78,7 @@ TEST_CASE("cancel: -s takes an optional directory, as in Flink", "[cli][cancel]"
   };
   for (const auto& c : cases) {
     CancelArgs args;
-    CLI::App app{"t", "weir-cancel"};
+    ToolApp app{"t", "weir-cancel"};
     AddCancelOptions(app, args);
     std::ostringstream out, err;
     int code = -1;

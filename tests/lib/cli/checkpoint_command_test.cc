@@ -6,7 +6,6 @@
 #include <mutex>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "lib/cli/commands/checkpoint_command.h"
@@ -63,7 +62,7 @@ struct FakeCheckpointEndpoint {
 
 ToolRun RunCheckpointTool(const std::vector<std::string>& argv) {
   CheckpointArgs args;
-  CLI::App app{"Triggers checkpoints for a running job.", "weir-checkpoint"};
+  ToolApp app{"Triggers checkpoints for a running job.", "weir-checkpoint"};
   AddCheckpointOptions(app, args);
   return RunToolCaptured(app, args.common, argv, [&](ToolContext& ctx) {
     return RunCheckpoint(args, ctx.client(), ctx.printer());
@@ -76,7 +75,7 @@ TEST_CASE("checkpoint: --full and Flink's -full; the JobID is checked while pars
           "[cli][checkpoint]") {
   for (const auto& argv : std::vector<std::vector<std::string>>{{kJob}, {"--full", kJob}, {kJob, "-full"}}) {
     CheckpointArgs args;
-    CLI::App app{"t", "weir-checkpoint"};
+    ToolApp app{"t", "weir-checkpoint"};
     AddCheckpointOptions(app, args);
     std::ostringstream out, err;
     int code = -1;

@@ -8,7 +8,6 @@
 #include <fstream>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "lib/api/serialization.h"
@@ -37,7 +36,7 @@ constexpr int64_t kTimestamp = 1606752149000;
 
 ToolRun RunInspectTool(const std::vector<std::string>& argv) {
   InspectArgs args;
-  CLI::App app{"Prints the metadata of a savepoint or checkpoint.", "weir-inspect"};
+  ToolApp app{"Prints the metadata of a savepoint or checkpoint.", "weir-inspect"};
   AddInspectOptions(app, args);
   return RunToolCaptured(app, args.common, argv,
                          [&](ToolContext& ctx) { return RunInspect(args, ctx.printer()); });
@@ -150,7 +149,7 @@ bool Contains(const std::string& text, const std::string& part) {
 
 TEST_CASE("inspect: options and usage errors", "[cli][inspect]") {
   InspectArgs args;
-  CLI::App app{"t", "weir-inspect"};
+  ToolApp app{"t", "weir-inspect"};
   AddInspectOptions(app, args);
   CHECK(GetUsage(app) == kInspectUsage);
   std::ostringstream out, err;

@@ -4,7 +4,6 @@
 #include <ctime>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "lib/cli/commands/list_command.h"
@@ -139,7 +138,7 @@ TEST_CASE("list: JSON holds the shown jobs sorted by start time", "[cli][list]")
 
 TEST_CASE("list: options", "[cli][list]") {
   ListArgs args;
-  CLI::App app{"Lists running and scheduled programs.", "weir-list"};
+  ToolApp app{"Lists running and scheduled programs.", "weir-list"};
   AddListOptions(app, args);
   REQUIRE(Parse(app, {"-r", "-s", "-a", "-m", "h:1", "-D", "a=b", "-Dc=d", "--output", "json"}));
   CHECK(args.running);
@@ -196,7 +195,7 @@ TEST_CASE("list: the whole tool, reachable and unreachable", "[cli][list]") {
   http.Start();
   auto run = [](std::vector<std::string> argv, std::string* out, std::string* err) {
     ListArgs args;
-    CLI::App app{"Lists running and scheduled programs.", "weir-list"};
+    ToolApp app{"Lists running and scheduled programs.", "weir-list"};
     AddListOptions(app, args);
     std::ostringstream o, e;
     int code = RunTool(app, args.common, argv, o, e, [&](ToolContext& ctx) {

@@ -3,7 +3,6 @@
 #include <atomic>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "lib/cli/commands/run_command.h"
@@ -31,7 +30,7 @@ struct Parsed {
 
 Parsed ParseRun(const std::vector<std::string>& argv) {
   Parsed p;
-  CLI::App app{"Compiles and runs a program.", "weir-run"};
+  ToolApp app{"Compiles and runs a program.", "weir-run"};
   AddRunOptions(app, p.args);
   std::ostringstream out, err;
   p.ok = ParseToolArgs(app, argv, out, err, &p.exit_code);

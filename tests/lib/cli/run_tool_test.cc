@@ -3,7 +3,6 @@
 
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "lib/cli/run_tool.h"
@@ -28,7 +27,7 @@ struct ToolRun {
 // when `usage` is set).
 ToolRun Run(std::vector<std::string> args, Status status = Status::OK(), bool usage = false) {
   CommonOptions common;
-  CLI::App app{"A test tool.", "weir-test"};
+  ToolApp app{"A test tool.", "weir-test"};
   AddCommonOptions(app, common);
   SetUsage(app, "weir test [-m host:port] [-D key=value]... [--output json|text] [-v]");
   ToolRun run;

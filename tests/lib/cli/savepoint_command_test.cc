@@ -4,7 +4,6 @@
 
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "lib/cli/commands/savepoint_command.h"
@@ -29,7 +28,7 @@ const std::string kJob = kSavepointJobId;
 
 ToolRun RunSavepointTool(const std::vector<std::string>& argv) {
   SavepointArgs args;
-  CLI::App app{"Triggers savepoints for a running job or disposes existing ones.",
+  ToolApp app{"Triggers savepoints for a running job or disposes existing ones.",
                "weir-savepoint"};
   AddSavepointOptions(app, args);
   return RunToolCaptured(app, args.common, argv, [&](ToolContext& ctx) {
@@ -39,7 +38,7 @@ ToolRun RunSavepointTool(const std::vector<std::string>& argv) {
 
 bool Parse(SavepointArgs& args, const std::vector<std::string>& argv, int* code,
            std::string* err_text = nullptr) {
-  CLI::App app{"t", "weir-savepoint"};
+  ToolApp app{"t", "weir-savepoint"};
   AddSavepointOptions(app, args);
   std::ostringstream out, err;
   bool ok = ParseToolArgs(app, argv, out, err, code);
@@ -96,7 +95,7 @@ TEST_CASE("savepoint: options, Flink's spellings and positionals", "[cli][savepo
               "Provided more arguments than required. Ignoring not needed arguments."});
   }
   SavepointArgs args;
-  CLI::App app{"t", "weir-savepoint"};
+  ToolApp app{"t", "weir-savepoint"};
   AddSavepointOptions(app, args);
   CHECK(GetUsage(app) == std::string(kSavepointUsage) + "\n       " + kSavepointDisposeUsage);
   std::string help = app.help();

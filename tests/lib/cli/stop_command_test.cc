@@ -4,7 +4,6 @@
 
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "lib/cli/commands/stop_command.h"
@@ -28,7 +27,7 @@ const std::string kJob = kSavepointJobId;
 
 ToolRun RunStopTool(const std::vector<std::string>& argv) {
   StopArgs args;
-  CLI::App app{"Stops a running program with a savepoint (streaming jobs only).", "weir-stop"};
+  ToolApp app{"Stops a running program with a savepoint (streaming jobs only).", "weir-stop"};
   AddStopOptions(app, args);
   return RunToolCaptured(app, args.common, argv, [&](ToolContext& ctx) {
     return RunStop(args, ctx.client(), ctx.printer());
@@ -44,7 +43,7 @@ struct Parsed {
 
 Parsed Parse(const std::vector<std::string>& argv) {
   Parsed p{};
-  CLI::App app{"t", "weir-stop"};
+  ToolApp app{"t", "weir-stop"};
   AddStopOptions(app, p.args);
   std::ostringstream out, err;
   p.ok = ParseToolArgs(app, argv, out, err, &p.code);
@@ -87,7 +86,7 @@ TEST_CASE("stop: -p takes an optional argument, as in Flink", "[cli][stop]") {
   CHECK(p.args.detached);
 
   StopArgs args;
-  CLI::App app{"t", "weir-stop"};
+  ToolApp app{"t", "weir-stop"};
   AddStopOptions(app, args);
   CHECK(GetUsage(app) == kStopUsage);
 }

@@ -7,8 +7,6 @@
 #include <regex>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
-
 #include "lib/cli/commands/cancel_command.h"
 #include "lib/cli/commands/checkpoint_command.h"
 #include "lib/cli/commands/inspect_command.h"
@@ -187,7 +185,7 @@ TEST_CASE("tools: the man pages' SYNOPSIS equals the usage line of --help", "[to
   CHECK(r.out.find("\n       " + std::string(kSavepointDisposeUsage) + "\n") != std::string::npos);
   // weir-run is built with the runtime; its usage line comes from AddRunOptions.
   RunArgs args;
-  CLI::App app{"Compiles and runs a program.", "weir-run"};
+  ToolApp app{"Compiles and runs a program.", "weir-run"};
   AddRunOptions(app, args);
   CHECK(UsageLineOf(app.help()) == ManSynopsis("weir-run.1"));
 }
