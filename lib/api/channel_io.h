@@ -197,16 +197,16 @@ class RecordWriterOutput final : public Output<T> {
   // kHashed: the record is preceded by `hash` (a hash edge).
   template <bool kHashed>
   void Append(int channel, const T& record, KeyHash hash = {}) {
-    if constexpr (std::is_arithmetic_v<T>) {
-      // Of a fixed size, as Serializer writes it: copied where the buffer has room, inline
-      // (the rest is out of line).
-      const size_t size = (kHashed ? key_hash_bytes_ : 0) + sizeof(T);
+    if constexpr (DirectWriter<T>::kDefined) {
+      // Numbers, short strings and pairs of those: written inline where the buffer has
+      // room (the rest, out of line).
+      const size_t record_size = DirectWriter<T>::Size(record);
+      const size_t size = (kHashed ? key_hash_bytes_ : 0) + record_size;
       OpenBuffer& open = writer_->open(channel);
-      if (!with_timestamps_ && open.used + size <= AppendEnd(open))
-          [[likely]] {
+      if (!with_timestamps_ && record_size != 0 && open.used + size <= AppendEnd(open)) [[likely]] {
         uint8_t* at = open.bytes.data() + open.used;
         if constexpr (kHashed) WriteKeyHash(at, hash, key_hash_bytes_);
-        std::memcpy(at + (size - sizeof(T)), &record, sizeof(T));
+        DirectWriter<T>::Write(at + (size - record_size), record);
         open.used += size;
         ++open.records;
         return;

@@ -30,8 +30,10 @@
 namespace weir {
 
 // memcpy for the short copies of serialization (words, small fields), inline: a call
-// to memcpy with a size known only at run time costs more than the copy itself.
-inline void CopyBytes(uint8_t* to, const uint8_t* from, size_t n) {
+// to memcpy with a size known only at run time costs more than the copy itself. Always
+// inline, as AssignBytes and DirectWriter's writes: left to itself, GCC kept them out of
+// line in some of word count's hot loops once they had more than one caller there.
+[[gnu::always_inline]] inline void CopyBytes(uint8_t* to, const uint8_t* from, size_t n) {
   if (n >= 8) {
     if (n > 16) {
       std::memcpy(to, from, n);
@@ -57,7 +59,7 @@ inline void CopyBytes(uint8_t* to, const uint8_t* from, size_t n) {
 // again and again, a word in its short-string buffer), a short copy is inline and only
 // the length is set: std::string::assign goes through the general _M_replace and a call
 // to memcpy, which cost more than copying a word. For hot paths that refill one string.
-inline void AssignBytes(std::string& s, std::string_view bytes) {
+[[gnu::always_inline]] inline void AssignBytes(std::string& s, std::string_view bytes) {
   const size_t n = bytes.size();
   if (n > s.capacity()) [[unlikely]] {
     s.assign(bytes);
@@ -355,6 +357,53 @@ struct Serializer<T, std::enable_if_t<HasWeirFields<T>::value>> {
   static void Read(DataInput& in, T& v) {
     std::apply([&](auto&... e) { (Serializer<std::decay_t<decltype(e)>>::Read(in, e), ...); },
                v.weir_fields());
+  }
+};
+
+// Serializer<T>::Write's bytes written straight into memory that has room for them, for
+// the channels' hot path (RecordWriterOutput checks the room once per record, not once
+// per field). DirectWriter<T>::kDefined says whether T has one; then Size(v) is the
+// number of bytes Serializer<T>::Write writes for v, or 0 when v is not written this way
+// (a string of 128 bytes or more, whose length takes more than a byte), and
+// Write(at, v) writes them at `at` and returns their end. Defined for numbers, strings
+// and pairs of those; others always take Serializer<T>::Write.
+template <class T, class Enable = void>
+struct DirectWriter {
+  static constexpr bool kDefined = false;
+};
+
+template <class T>
+struct DirectWriter<T, std::enable_if_t<std::is_arithmetic_v<T>>> {
+  static constexpr bool kDefined = true;
+  static size_t Size(const T&) { return sizeof(T); }
+  static uint8_t* Write(uint8_t* at, const T& v) {
+    std::memcpy(at, &v, sizeof(T));
+    return at + sizeof(T);
+  }
+};
+
+template <>
+struct DirectWriter<std::string> {
+  static constexpr bool kDefined = true;
+  static size_t Size(const std::string& v) { return v.size() < 0x80 ? v.size() + 1 : 0; }
+  [[gnu::always_inline]] static uint8_t* Write(uint8_t* at, const std::string& v) {
+    const size_t n = v.size();
+    *at = static_cast<uint8_t>(n);  // the varint of a length below 128
+    CopyBytes(at + 1, reinterpret_cast<const uint8_t*>(v.data()), n);
+    return at + 1 + n;
+  }
+};
+
+template <class A, class B>
+struct DirectWriter<std::pair<A, B>, std::enable_if_t<DirectWriter<A>::kDefined && DirectWriter<B>::kDefined>> {
+  static constexpr bool kDefined = true;
+  static size_t Size(const std::pair<A, B>& v) {
+    const size_t a = DirectWriter<A>::Size(v.first);
+    const size_t b = DirectWriter<B>::Size(v.second);
+    return a == 0 || b == 0 ? 0 : a + b;
+  }
+  [[gnu::always_inline]] static uint8_t* Write(uint8_t* at, const std::pair<A, B>& v) {
+    return DirectWriter<B>::Write(DirectWriter<A>::Write(at, v.first), v.second);
   }
 };
 

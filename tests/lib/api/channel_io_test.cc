@@ -202,6 +202,24 @@ TEST_CASE("RecordWriterOutput: numbers are read back as written, with timestamps
   }
 }
 
+TEST_CASE("RecordWriterOutput: words of every length are written as Serializer writes them, at every room left",
+          "[channel_io]") {
+  // Words below 128 bytes are written inline, longer ones out of line: every length
+  // around that edge, into buffers with no room, less than a record, and a few records.
+  const bool timestamps = GENERATE(false, true);
+  const size_t room = GENERATE(0, 5, 10, 64, 300);
+  KeepingWriter writer(1, room, 100);
+  RecordWriterOutput<Record> out(&writer, ShipStrategy::kForward, nullptr, 128, 0, timestamps);
+  std::vector<Record> records;
+  for (int n = 0; n <= 140; ++n) records.emplace_back(std::string(static_cast<size_t>(n), static_cast<char>('a' + n % 26)), n);
+  for (const Record& r : records) {
+    SetCurrentRecordTimestamp(timestamps ? r.second * 10 : kNoTimestamp);
+    out.Collect(r);
+  }
+  writer.Flush(0);
+  CHECK(writer.flushed[0] == Buffer(records, timestamps));
+}
+
 // The key of a Record, as a job's KeyBy gives it.
 const std::string& WordOf(const Record& r) { return r.first; }
 using WordSelector = KeySelector<Record, std::string, const std::string& (*)(const Record&)>;

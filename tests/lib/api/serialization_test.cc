@@ -153,3 +153,38 @@ TEST_CASE("serialization: AssignBytes from a part of the string itself", "[api]"
     }
   }
 }
+
+TEST_CASE("serialization: DirectWriter writes the bytes Serializer writes, or declines", "[api]") {
+  // Fills 160 bytes with 0xee, writes v at offset 3, checks the bytes against
+  // Serializer<T>::Write's and that nothing around them was touched.
+  auto check = [](const auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    const std::vector<uint8_t> expected = weir::SerializeToBytes(v);
+    const size_t size = weir::DirectWriter<T>::Size(v);
+    if (size == 0) return false;
+    REQUIRE(size == expected.size());
+    std::vector<uint8_t> memory(160, 0xee);
+    uint8_t* end = weir::DirectWriter<T>::Write(memory.data() + 3, v);
+    REQUIRE(end == memory.data() + 3 + size);
+    CHECK(std::vector<uint8_t>(memory.begin() + 3, memory.begin() + 3 + static_cast<long>(size)) == expected);
+    CHECK(std::count(memory.begin(), memory.end(), 0xee) == static_cast<long>(memory.size() - size));
+    return true;
+  };
+  for (size_t n = 0; n <= 150; ++n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += static_cast<char>('a' + (i * 7 + n) % 26);
+    INFO("length " << n);
+    // A length below 128 is one byte: those are written directly, longer ones decline.
+    CHECK(check(s) == (n < 128));
+    CHECK(check(std::make_pair(s, int64_t{-7})) == (n < 128));
+    CHECK(check(std::make_pair(s, 2.5)) == (n < 128));
+    CHECK(check(std::make_pair(int32_t{9}, s)) == (n < 128));
+  }
+  CHECK(check(int64_t{-3'000'000'000'000}));
+  CHECK(check(uint8_t{200}));
+  CHECK(check(std::make_pair(int64_t{1}, 0.5)));
+  CHECK(check(std::make_pair(std::string("a"), std::string(127, 'b'))));
+  CHECK_FALSE(check(std::make_pair(std::string("a"), std::string(128, 'b'))));
+  STATIC_REQUIRE_FALSE(weir::DirectWriter<std::vector<int>>::kDefined);
+  STATIC_REQUIRE_FALSE(weir::DirectWriter<std::pair<std::string, std::vector<int>>>::kDefined);
+}
