@@ -357,16 +357,20 @@ struct ValueCodec {
   // one byte each unless the key or the value is long, so a byte is kept for each in
   // front of the key and the value, and filled in once their sizes are known.
   static void Write(const K& key, const V& value, DataOutput& out, Bytes* scratch) {
-    if constexpr (std::is_arithmetic_v<K> && std::is_arithmetic_v<V>) {
-      // Both of a fixed size (Serializer writes them as they are): the same row, whole.
-      uint8_t row[3 + sizeof(K) + sizeof(V)];
-      row[0] = static_cast<uint8_t>(sizeof(K) + 1);
-      row[1] = static_cast<uint8_t>(sizeof(K));
-      std::memcpy(row + 2, &key, sizeof(K));
-      row[2 + sizeof(K)] = static_cast<uint8_t>(sizeof(V));
-      std::memcpy(row + 3 + sizeof(K), &value, sizeof(V));
-      out.WriteBytes(row, sizeof row);
-      return;
+    if constexpr (DirectWriter<K>::kDefined && DirectWriter<V>::kDefined) {
+      // Sizes known up front (numbers, short strings, pairs of those): the row in one
+      // piece, with no check of the room per field.
+      const size_t key_size = DirectWriter<K>::Size(key);
+      const size_t value_size = DirectWriter<V>::Size(value);
+      if (key_size != 0 && value_size != 0 && key_size < 127 && value_size < 128) [[likely]] {
+        uint8_t* row = out.Reserve(3 + key_size + value_size);
+        row[0] = static_cast<uint8_t>(key_size + 1);
+        row[1] = static_cast<uint8_t>(key_size);
+        uint8_t* at = DirectWriter<K>::Write(row + 2, key);
+        *at = static_cast<uint8_t>(value_size);
+        DirectWriter<V>::Write(at + 1, value);
+        return;
+      }
     }
     const size_t start = out.size();
     out.WriteFixed<uint16_t>(0);  // the row key's length, then the key's

@@ -121,6 +121,16 @@ class DataOutput {
     }
     WriteLongVarint(v);
   }
+  // Room for exactly n bytes at the current position, which moves past them: the caller
+  // writes all n there before the next write. Grows the room (or the vector) when short.
+  uint8_t* Reserve(size_t n) {
+    if (static_cast<size_t>(end_ - pos_) >= n) [[likely]] {
+      uint8_t* at = pos_;
+      pos_ += n;
+      return at;
+    }
+    return ReserveSlow(n);
+  }
   // The bytes written so far (appending: the whole vector).
   size_t size() const { return used_ ? static_cast<size_t>(pos_ - buf_->data()) : buf_->size(); }
   // The bytes written so far, to be patched in place: valid until the next write.
@@ -158,10 +168,27 @@ class DataOutput {
       buf_->insert(buf_->end(), b, b + n);
       return;
     }
+    Grow(n);
+    std::memcpy(pos_, b, n);
+    pos_ += n;
+  }
+  // Reserve when the room is short. Appending: the vector grows by n (pos_ stays null).
+  [[gnu::noinline]] uint8_t* ReserveSlow(size_t n) {
+    if (!used_) {
+      const size_t at = buf_->size();
+      buf_->resize(at + n);
+      return buf_->data() + at;
+    }
+    Grow(n);
+    uint8_t* at = pos_;
+    pos_ += n;
+    return at;
+  }
+  // In place: grows the vector (at least doubling it) so that the room holds n bytes.
+  void Grow(size_t n) {
     const size_t at = static_cast<size_t>(pos_ - buf_->data());
     buf_->resize(std::max(at + n, 2 * buf_->size() + 64));
-    std::memcpy(buf_->data() + at, b, n);
-    pos_ = buf_->data() + at + n;
+    pos_ = buf_->data() + at;
     end_ = buf_->data() + buf_->size();
   }
 

@@ -520,21 +520,31 @@ TEST_CASE("heap state: the rows of a snapshot are canonical for keys and values 
   }
 }
 
-TEST_CASE("heap state: a row of a number key and value is the row of the general layout", "[api][state]") {
+TEST_CASE("heap state: a row written in one piece is the row of the general layout", "[api][state]") {
   // The general layout written by hand: [row key length][key length][key][value length][value],
-  // each length a varint byte, the numbers as Serializer writes them.
-  auto general = [](const auto& key, const auto& value) {
+  // each length a varint, key and value as Serializer writes them. Rows of numbers, short
+  // strings and pairs of those are written in one piece; with a length of 127 or more on
+  // either side the lengths take two bytes, and the row its general path.
+  auto varint = [](weir::Bytes& out, size_t v) {
+    for (; v >= 0x80; v >>= 7) out.push_back(static_cast<uint8_t>(v | 0x80));
+    out.push_back(static_cast<uint8_t>(v));
+  };
+  auto general = [&](const auto& key, const auto& value) {
     const weir::Bytes key_bytes = weir::SerializeToBytes(key);
     const weir::Bytes value_bytes = weir::SerializeToBytes(value);
+    weir::Bytes key_with_length;
+    varint(key_with_length, key_bytes.size());
     weir::Bytes row;
-    row.push_back(static_cast<uint8_t>(key_bytes.size() + 1));
-    row.push_back(static_cast<uint8_t>(key_bytes.size()));
+    varint(row, key_with_length.size() + key_bytes.size());
+    row.insert(row.end(), key_with_length.begin(), key_with_length.end());
     row.insert(row.end(), key_bytes.begin(), key_bytes.end());
-    row.push_back(static_cast<uint8_t>(value_bytes.size()));
+    varint(row, value_bytes.size());
     row.insert(row.end(), value_bytes.begin(), value_bytes.end());
     return row;
   };
-  auto written = [](const auto& key, const auto& value) {
+  // Appending to an empty vector, and in place after 3 bytes of a buffer with `room` bytes
+  // (grown when short).
+  auto written = [](const auto& key, const auto& value, size_t room) {
     using K = std::decay_t<decltype(key)>;
     using V = std::decay_t<decltype(value)>;
     weir::Bytes row, scratch;
@@ -542,12 +552,29 @@ TEST_CASE("heap state: a row of a number key and value is the row of the general
       weir::DataOutput out(&row);
       weir::heap_internal::ValueCodec<K, V>::Write(key, value, out, &scratch);
     }
+    weir::Bytes buffer(room, 0xee);
+    size_t used = std::min<size_t>(3, room);
+    {
+      weir::DataOutput out(&buffer, &used);
+      weir::heap_internal::ValueCodec<K, V>::Write(key, value, out, &scratch);
+    }
+    const size_t start = std::min<size_t>(3, room);
+    CHECK(weir::Bytes(buffer.begin() + static_cast<long>(start), buffer.begin() + static_cast<long>(used)) == row);
     return row;
   };
+  const size_t room = GENERATE(0, 20, 400);
   for (int64_t k : {int64_t{0}, int64_t{-1}, int64_t{1} << 40, INT64_MIN}) {
-    CHECK(written(k, int64_t{7} - k) == general(k, int64_t{7} - k));
-    CHECK(written(k, 2.5) == general(k, 2.5));
-    CHECK(written(static_cast<int32_t>(k), true) == general(static_cast<int32_t>(k), true));
+    CHECK(written(k, int64_t{7} - k, room) == general(k, int64_t{7} - k));
+    CHECK(written(k, 2.5, room) == general(k, 2.5));
+    CHECK(written(static_cast<int32_t>(k), true, room) == general(static_cast<int32_t>(k), true));
   }
-  CHECK(written(std::string("word"), int64_t{3}) == general(std::string("word"), int64_t{3}));
+  // A word count's state: the word, and the word with its count.
+  for (size_t n = 0; n <= 140; ++n) {
+    const std::string word(n, static_cast<char>('a' + n % 26));
+    INFO("length " << n);
+    CHECK(written(word, int64_t{3}, room) == general(word, int64_t{3}));
+    const auto counted = std::make_pair(word, static_cast<int64_t>(n));
+    CHECK(written(word, counted, room) == general(word, counted));
+    CHECK(written(static_cast<int64_t>(n), word, room) == general(static_cast<int64_t>(n), word));
+  }
 }
