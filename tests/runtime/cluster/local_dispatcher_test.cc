@@ -30,7 +30,7 @@ TEST_CASE("number_sum gives exactly the expected lines at p=1, 2 and 4", "[integ
     REQUIRE(status.ok());
     REQUIRE(*status == JobStatus::kFinished);
     int hidden = 0;
-    CHECK(CommittedLines(tmp.path() / "out", &hidden) == ExpectedNumberSum(5000));
+    CHECK(LineDifference(CommittedLines(tmp.path() / "out", &hidden), ExpectedNumberSum(5000)) == "");
     CHECK(hidden == 0);
     auto info = dispatcher.GetJob(*id);
     REQUIRE(info.ok());

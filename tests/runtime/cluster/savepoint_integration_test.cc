@@ -84,7 +84,7 @@ TEST_CASE("stop with savepoint, move it, restore rescaled to 3, stop again, rest
   REQUIRE(id3.ok());
   REQUIRE(*dispatcher.WaitForJob(*id3) == JobStatus::kFinished);
   int hidden = 0;
-  CHECK(CommittedLines(tmp.path() / "out", &hidden) == ExpectedNumberSum(count));
+  CHECK(LineDifference(CommittedLines(tmp.path() / "out", &hidden), ExpectedNumberSum(count)) == "");
   CHECK(hidden == 0);
 
   // Dispose of a savepoint.
@@ -128,7 +128,7 @@ TEST_CASE("stop --drain with checkpoints every 10 ms: the drain's savepoint is t
           "[integration][savepoint]") {
   // A periodic checkpoint triggered after the sources ended, completing before the
   // drain's savepoint was written, let every task end: the job finished under the
-  // savepoint, which then failed ("the job failed over while savepoint N was written").
+  // savepoint, which then failed ("the job ended (FINISHED) while savepoint N was written").
   TempDir tmp;
   weir::Configuration config;
   config.Set("execution.checkpointing.interval", "10ms");

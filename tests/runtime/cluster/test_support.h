@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,25 @@ inline std::vector<std::string> CommittedLines(const std::filesystem::path& dir,
   }
   std::sort(lines.begin(), lines.end());
   return lines;
+}
+
+// What `actual` lacks and what it has too often against `expected` (both sorted), the first
+// few lines of each, or "" when they are equal: a failed check names the lost and the
+// duplicated records instead of printing every line.
+inline std::string LineDifference(const std::vector<std::string>& actual, const std::vector<std::string>& expected) {
+  std::vector<std::string> missing, extra;
+  std::set_difference(expected.begin(), expected.end(), actual.begin(), actual.end(), std::back_inserter(missing));
+  std::set_difference(actual.begin(), actual.end(), expected.begin(), expected.end(), std::back_inserter(extra));
+  auto describe = [](const char* what, const std::vector<std::string>& lines) {
+    std::string text = std::string(what) + " " + std::to_string(lines.size());
+    for (size_t i = 0; i < lines.size() && i < 8; ++i) text += (i ? " | " : ": ") + lines[i];
+    if (lines.size() > 8) text += " | ...";
+    return text + "\n";
+  };
+  std::string difference;
+  if (!missing.empty()) difference += describe("missing", missing);
+  if (!extra.empty()) difference += describe("extra", extra);
+  return difference;
 }
 
 // Polls savepoint `trigger` of `job` until it completes and returns its status; fails the
