@@ -119,6 +119,7 @@ void CheckpointCoordinator::Suspend(const std::string& reason) {
   {
     std::lock_guard lock(mu_);
     running_ = false;
+    not_running_because_ = reason;
     policy_.Stop();
     AbortEverythingLocked(CheckpointFailureReason::kJobSuspended, reason, &after);
   }
@@ -470,20 +471,30 @@ void CheckpointCoordinator::Finalize(PendingPtr pending) {
       // The job failed over (or ended) while this was written: the new attempt has
       // restored from an older checkpoint, so this one must never be used.
       FailLocked(std::move(pending), CheckpointFailureReason::kJobSuspended,
-                 std::string(running_ ? "the job failed over" : "the job ended") + " while checkpoint " +
+                 (running_ ? std::string("the job failed over") : not_running_because_) + " while checkpoint " +
                      std::to_string(snapshot->id) + " was written",
                  &after);
     } else {
       consecutive_failures_ = 0;
       policy_.OnCompleted(snapshot->id, MonotonicNanos());
-      // Subsume older pending checkpoints (savepoints are never subsumed).
+      // Subsume older checkpoints (savepoints are never subsumed): those still pending,
+      // and those acknowledged after this one that wait to be written. None may complete
+      // after this one: its tasks commit what it covers once notified, and a failover
+      // restoring the older one would replay committed output.
+      const std::string subsumed = "subsumed by checkpoint " + std::to_string(snapshot->id);
       std::vector<int64_t> older;
       for (auto& [id, p] : pending_) {
         if (id < snapshot->id && !p->is_savepoint()) older.push_back(id);
       }
-      for (int64_t id : older) {
-        AbortLocked(id, CheckpointFailureReason::kSubsumed, "subsumed by checkpoint " + std::to_string(snapshot->id),
-                    &after);
+      for (int64_t id : older) AbortLocked(id, CheckpointFailureReason::kSubsumed, subsumed, &after);
+      for (auto it = to_finalize_.begin(); it != to_finalize_.end();) {
+        if ((*it)->id() < snapshot->id && !(*it)->is_savepoint()) {
+          PendingPtr p = std::move(*it);
+          it = to_finalize_.erase(it);
+          FailLocked(std::move(p), CheckpointFailureReason::kSubsumed, subsumed, &after);
+        } else {
+          ++it;
+        }
       }
       storage_->Forget(snapshot->id);
       std::vector<int64_t> dropped;
@@ -528,7 +539,9 @@ void CheckpointCoordinator::FinalizeSavepoint(PendingPtr pending) {
       FailLocked(std::move(pending), CheckpointFailureReason::kIoError, written.message(), &after);
     } else if (pending->attempt() != attempt_ || !running_) {
       FailLocked(std::move(pending), CheckpointFailureReason::kJobSuspended,
-                 "the job failed over while savepoint " + std::to_string(snapshot.id) + " was written", &after);
+                 (running_ ? std::string("the job failed over") : not_running_because_) + " while savepoint " +
+                     std::to_string(snapshot.id) + " was written",
+                 &after);
     } else {
       storage_->Forget(snapshot.id);
       CheckpointStatsEntry e = EntryOf(*pending, "COMPLETED", tasks_);
@@ -583,7 +596,8 @@ void CheckpointCoordinator::Shutdown(JobStatus status) {
     std::lock_guard lock(mu_);
     running_ = false;
     stopped_ = true;
-    std::string reason = std::string("the job ended (") + JobStatusName(status) + ") before it completed";
+    not_running_because_ = std::string("the job ended (") + JobStatusName(status) + ")";
+    std::string reason = not_running_because_ + " before it completed";
     AbortEverythingLocked(CheckpointFailureReason::kJobSuspended, reason, &after);
     discard = store_.DiscardAtEnd(status, settings_.retention);
     if (!discard.empty()) stats_.MarkAllDiscarded();

@@ -181,12 +181,16 @@ class CheckpointCoordinator {
   std::condition_variable cv_;
   bool running_ = false;  // triggering active (between Start/Resume and Suspend/Shutdown)
   bool stopped_ = false;
+  std::string not_running_because_ = "the job has not started";  // why running_ is false (Suspend, Shutdown)
   CheckpointTriggerPolicy policy_;
   int attempt_ = 0;
   std::set<int> finished_tasks_;  // of the current attempt, operators finished
   int64_t next_id_ = 1;
   int consecutive_failures_ = 0;
   std::map<int64_t, PendingPtr> pending_;
+  // Acknowledged by every task, to be written, in the order they were acknowledged:
+  // with concurrent checkpoints a newer one may come before an older one (which it
+  // then subsumes when it completes).
   std::deque<PendingPtr> to_finalize_;
   std::deque<SavepointRequest> savepoint_requests_;
   struct CheckpointRequest {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -350,5 +351,68 @@ TEST_CASE("coordinator: while checkpoints are held (stop --drain) only savepoint
   coordinator.HoldCheckpoints(false);
   REQUIRE(rec.WaitFor([&] { return rec.triggered.size() >= 2; }));
   CHECK(rec.Triggered(1) > savepoint);
+  coordinator.Shutdown(weir::runtime::JobStatus::kCanceled);
+}
+
+TEST_CASE("coordinator: a checkpoint that completes after a newer one is subsumed and never the latest",
+          "[checkpoint]") {
+  // Checkpoints 1 and 2 run at once. 2 is acknowledged first and is being written (its
+  // publication held) when 1's last acknowledgement arrives. Once 2 has completed, its
+  // tasks may commit what 2 covers: 1 must then never complete, or a failover would
+  // restore from 1 and replay output that is already committed.
+  HooksRecorder rec;
+  CheckpointSettings s = Settings();
+  s.interval = 1h;  // only requested checkpoints
+  s.max_concurrent = 3;
+  std::mutex gate_mu;
+  std::condition_variable gate_cv;
+  bool publishing_2 = false, release_2 = false;
+  weir::runtime::CheckpointHooks hooks = rec.Hooks();
+  hooks.publish = [&](const weir::CompletedSnapshot& snapshot, weir::runtime::CheckpointKind) {
+    if (snapshot.id != 2) return weir::Status::OK();
+    std::unique_lock lock(gate_mu);
+    publishing_2 = true;
+    gate_cv.notify_all();
+    gate_cv.wait(lock, [&] { return release_2; });
+    return weir::Status::OK();
+  };
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, std::move(hooks), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
+  coordinator.Start(1);
+  for (int i = 0; i < 2; ++i) {
+    REQUIRE(coordinator.TriggerCheckpoint(weir::runtime::CheckpointTriggerType::kConfigured, rec.Done()).ok());
+  }
+  REQUIRE(rec.WaitFor([&] { return rec.triggered.size() == 2; }));
+  REQUIRE(rec.Triggered(0) == 1);
+  REQUIRE(rec.Triggered(1) == 2);
+  weir::OperatorSubtaskState snap;
+  coordinator.Acknowledge(0, 0, 0, 2, {{"op", snap}});
+  {
+    std::unique_lock lock(gate_mu);
+    REQUIRE(gate_cv.wait_for(lock, 10s, [&] { return publishing_2; }));
+  }
+  coordinator.Acknowledge(0, 0, 0, 1, {{"op", snap}});
+  {
+    std::lock_guard lock(gate_mu);
+    release_2 = true;
+  }
+  gate_cv.notify_all();
+  REQUIRE(rec.WaitFor([&] { return !rec.completed.empty() && !rec.aborted.empty(); }));
+  // Give a wrong completion of 1 the time to show.
+  std::this_thread::sleep_for(50ms);
+  {
+    std::lock_guard lock(rec.mu);
+    CHECK(rec.completed == std::vector<int64_t>{2});
+    CHECK(rec.aborted == std::vector<int64_t>{1});
+    // Who triggered 1 hears that it failed, and why.
+    REQUIRE(rec.outcomes.size() == 2);
+    CHECK_FALSE(rec.outcomes[0].ok());
+    CHECK(rec.outcomes[0].status().message().find("subsumed by checkpoint 2") != std::string::npos);
+    CHECK(rec.outcomes[1].ok());
+  }
+  auto latest = coordinator.LatestCompleted();
+  REQUIRE(latest);
+  CHECK(latest->id == 2);
+  CHECK(coordinator.Stats().completed == 1);
   coordinator.Shutdown(weir::runtime::JobStatus::kCanceled);
 }
