@@ -24,5 +24,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/peers/kafka.sh" install
 # Debian's chromium and Playwright (npm) of tests/e2e/dashboard.sh (idempotent; once per machine).
 "$ROOT/scripts/peers/browser.sh" install
+installed=$SECONDS
 "$ROOT/scripts/build.sh" "$ROOT/build"
+echo "test.sh: installing took $installed s, building $((SECONDS - installed)) s" >&2
 exec ctest --test-dir "$ROOT/build" --output-on-failure -j "${WEIR_JOBS:-2}" "$@"
