@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -377,6 +378,15 @@ TEST_CASE("coordinator: a checkpoint that completes after a newer one is subsume
     return weir::Status::OK();
   };
   weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, std::move(hooks), OneTask(), OneOperator());
+  auto release = [&] {
+    {
+      std::lock_guard lock(gate_mu);
+      release_2 = true;
+    }
+    gate_cv.notify_all();
+  };
+  // Destroyed before the coordinator: a failed REQUIRE does not leave its writing held.
+  std::shared_ptr<void> release_at_exit(nullptr, [&](void*) { release(); });
   auto& coordinator = tc.coordinator;
   coordinator.Start(1);
   for (int i = 0; i < 2; ++i) {
@@ -392,11 +402,7 @@ TEST_CASE("coordinator: a checkpoint that completes after a newer one is subsume
     REQUIRE(gate_cv.wait_for(lock, 10s, [&] { return publishing_2; }));
   }
   coordinator.Acknowledge(0, 0, 0, 1, {{"op", snap}});
-  {
-    std::lock_guard lock(gate_mu);
-    release_2 = true;
-  }
-  gate_cv.notify_all();
+  release();
   REQUIRE(rec.WaitFor([&] { return !rec.completed.empty() && !rec.aborted.empty(); }));
   // Give a wrong completion of 1 the time to show.
   std::this_thread::sleep_for(50ms);
