@@ -9,7 +9,7 @@
 namespace weir {
 
 namespace internal {
-thread_local int64_t current_record_timestamp = kNoTimestamp;
+thread_local constinit int64_t current_record_timestamp [[gnu::tls_model("initial-exec")]] = kNoTimestamp;
 }  // namespace internal
 
 const char* ShipStrategyName(ShipStrategy s) {
