@@ -807,6 +807,10 @@ class HeapMapState final : public TableBase<K, std::map<UK, UV>, MapCodec<K, UK,
     return it == m->end() ? std::nullopt : std::optional<UV>(it->second);
   }
   void Put(const UK& key, const UV& value) override { this->GetOrInsert()[key] = value; }
+  // The current key's map, to read and change an entry in place with one lookup (as
+  // windows fold a record into their accumulator). Created empty when the key has none:
+  // the caller must leave an entry in it (an empty map stands for no state).
+  std::map<UK, UV>& MutableMap() { return this->GetOrInsert(); }
   void Remove(const UK& key) override {
     const auto* m = this->Find();
     if (!m || !m->count(key)) return;

@@ -1,7 +1,9 @@
-// Session windows keep their merged contents and timers in keyed state on both backends:
-// windows opened before a checkpoint, merged after a restore at parallelism 3 and fired
-// after another restore at parallelism 2 fire once each, where their key lives, with
-// every record; the timers of the windows merged away are gone from the state.
+// Windows keep their contents and timers in keyed state on both backends:
+// - session windows opened before a checkpoint, merged after a restore at parallelism 3
+//   and fired after another restore at parallelism 2 fire once each, where their key
+//   lives, with every record; the timers of the windows merged away are gone;
+// - sliding windows' accumulators, folded in place on the heap, reach a snapshot as they
+//   were at its barrier when records keep coming before the snapshot is written.
 
 #include <catch2/catch.hpp>
 
@@ -29,8 +31,7 @@ constexpr int64_t kLateness = 10;
 int64_t KeyOf(const int64_t& record) { return record / 1000; }
 using KeyF = int64_t (*)(const int64_t&);
 using Contents = weir::internal::ElementContents<int64_t, int64_t, std::string>;
-using Operator = weir::internal::WindowOperator<int64_t, int64_t, std::string, KeyF, weir::EventTimeSessionWindows,
-                                                Contents>;
+using SumContents = weir::internal::AccumulatorContents<int64_t, int64_t, int64_t, std::string>;
 
 class Lines final : public weir::Output<std::string> {
  public:
@@ -49,13 +50,28 @@ Contents ListRecords() {
   });
 }
 
-// Subtask `index` of `parallelism` of a session window operator, its state in `type`,
-// restored from `handles`.
+// "<key>:<start>-<end>=<sum of n>".
+SumContents SumRecords() {
+  return SumContents({[](const int64_t& r) { return r % 1000; },
+                      [](int64_t sum, const int64_t& r) { return sum + r % 1000; },
+                      [](int64_t a, const int64_t& b) { return a + b; },
+                      [](const int64_t& key, const weir::WindowContext& ctx, const int64_t& sum,
+                         weir::Collector<std::string>& out) {
+                        out.Collect(std::to_string(key) + ":" + std::to_string(ctx.window().start) + "-" +
+                                    std::to_string(ctx.window().end) + "=" + std::to_string(sum));
+                      }});
+}
+
+// Subtask `index` of `parallelism` of a window operator, its state in `type`, restored
+// from `handles`.
+template <class Assigner, class WindowContents>
 class Subtask {
  public:
-  Subtask(const std::string& type, int parallelism, int index, const std::vector<KeyedStateHandle>& handles)
+  using Operator = weir::internal::WindowOperator<int64_t, int64_t, std::string, KeyF, Assigner, WindowContents>;
+  Subtask(const std::string& type, int parallelism, int index, const std::vector<KeyedStateHandle>& handles,
+          Assigner assigner, int64_t lateness, WindowContents contents)
       : range_(weir::KeyGroupRangeForOperator(kMaxParallelism, parallelism, index)),
-        op_(KeyOf, weir::EventTimeSessionWindows::WithGap(kGap), kLateness, ListRecords()) {
+        op_(KeyOf, std::move(assigner), lateness, std::move(contents)) {
     weir::OperatorContext ctx;
     ctx.operator_name = "sessions";
     ctx.task.parallelism = parallelism;
@@ -81,7 +97,11 @@ class Subtask {
     op_.Collect(key * 1000 + n);
   }
   KeyedStateHandle Snapshot(const std::string& dir, weir::SnapshotOptions options) {
-    auto snapshot = op_.SnapshotState(options);
+    return Write(op_.SnapshotState(options), dir, options);
+  }
+  // Writes a snapshot taken before (the asynchronous part of a checkpoint).
+  static KeyedStateHandle Write(const weir::OperatorSnapshot& snapshot, const std::string& dir,
+                                weir::SnapshotOptions options) {
     auto handles = snapshot.keyed->Write(*Backend::OutputOf(dir, options));
     INFO(handles.status().ToString());
     REQUIRE(handles.ok());
@@ -99,6 +119,21 @@ class Subtask {
   Lines out_;
 };
 
+class SessionSubtask : public Subtask<weir::EventTimeSessionWindows, Contents> {
+ public:
+  SessionSubtask(const std::string& type, int parallelism, int index, const std::vector<KeyedStateHandle>& handles)
+      : Subtask(type, parallelism, index, handles, weir::EventTimeSessionWindows::WithGap(kGap), kLateness,
+                ListRecords()) {}
+};
+
+// Sliding windows of 20 ms every 10 ms: a record is in two windows.
+class SlidingSumSubtask : public Subtask<weir::SlidingEventTimeWindows, SumContents> {
+ public:
+  SlidingSumSubtask(const std::string& type, int parallelism, int index,
+                    const std::vector<KeyedStateHandle>& handles)
+      : Subtask(type, parallelism, index, handles, weir::SlidingEventTimeWindows::Of(20, 10), 0, SumRecords()) {}
+};
+
 }  // namespace
 
 TEST_CASE("session windows: merged across a restore at p=3, fired after one at p=2, on both backends",
@@ -111,7 +146,7 @@ TEST_CASE("session windows: merged across a restore at p=3, fired after one at p
     ScratchDir dir;
     std::vector<KeyedStateHandle> at_one;
     {
-      Subtask one(type, 1, 0, {});
+      SessionSubtask one(type, 1, 0, {});
       for (int64_t k = 0; k < kKeys; ++k) {
         one.Record(k, 1, 0);    // [0, 20)
         one.Record(k, 2, 30);   // [30, 50)
@@ -123,7 +158,7 @@ TEST_CASE("session windows: merged across a restore at p=3, fired after one at p
     }
     std::vector<KeyedStateHandle> at_three;
     for (int i = 0; i < 3; ++i) {
-      Subtask s(type, 3, i, at_one);
+      SessionSubtask s(type, 3, i, at_one);
       for (int64_t k = 0; k < kKeys; ++k) {
         if (s.Owns(k)) s.Record(k, 4, 20);  // [20, 40) touches both: [0, 50)
       }
@@ -153,7 +188,7 @@ TEST_CASE("session windows: merged across a restore at p=3, fired after one at p
 
     std::map<std::string, int> fired;
     for (int i = 0; i < 2; ++i) {
-      Subtask s(type, 2, i, at_three);
+      SessionSubtask s(type, 2, i, at_three);
       s.op().ProcessWatermark(48);
       CHECK(s.lines().empty());
       s.op().ProcessWatermark(49);
@@ -172,4 +207,59 @@ TEST_CASE("session windows: merged across a restore at p=3, fired after one at p
     }
     CHECK(fired == expected);
   }
+}
+
+TEST_CASE("sliding window sums: a snapshot written after more records holds the sums at its barrier "
+          "on both backends",
+          "[state][windows]") {
+  const std::string type = GENERATE("hashmap", "rocksdb");
+  INFO(type);
+  ScratchDir dir;
+  std::map<std::string, int> fired_live;
+  KeyedStateHandle at_barrier;
+  {
+    SlidingSumSubtask one(type, 1, 0, {});
+    for (int64_t k = 0; k < kKeys; ++k) {
+      one.Record(k, 1, 5);   // [-10, 10) and [0, 20)
+      one.Record(k, 2, 15);  // [0, 20) and [10, 30)
+    }
+    weir::OperatorSnapshot snapshot = one.op().SnapshotState(Full(1));
+    // After the barrier, before the snapshot is written: the same windows change, and a
+    // new one opens. On the heap the accumulators are changed in place.
+    for (int64_t k = 0; k < kKeys; ++k) {
+      one.Record(k, 40, 6);   // [-10, 10) and [0, 20)
+      one.Record(k, 300, 25); // [10, 30) and [20, 40)
+    }
+    at_barrier = SlidingSumSubtask::Write(snapshot, dir / "p1", Full(1));
+    one.op().ProcessWatermark(weir::kMaxWatermark);
+    for (const auto& line : one.lines()) ++fired_live[line];
+  }
+  std::map<std::string, int> expected_live;
+  for (int64_t k = 0; k < kKeys; ++k) {
+    const std::string key = std::to_string(k);
+    expected_live[key + ":-10-10=41"] = 1;
+    expected_live[key + ":0-20=43"] = 1;
+    expected_live[key + ":10-30=302"] = 1;
+    expected_live[key + ":20-40=300"] = 1;
+  }
+  CHECK(fired_live == expected_live);
+
+  // Restored at p=2: the windows hold what they held at the barrier.
+  std::map<std::string, int> fired;
+  for (int i = 0; i < 2; ++i) {
+    SlidingSumSubtask s(type, 2, i, {at_barrier});
+    s.op().ProcessWatermark(weir::kMaxWatermark);
+    for (const auto& line : s.lines()) {
+      CHECK(s.Owns(std::stoll(line.substr(0, line.find(':')))));
+      ++fired[line];
+    }
+  }
+  std::map<std::string, int> expected;
+  for (int64_t k = 0; k < kKeys; ++k) {
+    const std::string key = std::to_string(k);
+    expected[key + ":-10-10=1"] = 1;
+    expected[key + ":0-20=3"] = 1;
+    expected[key + ":10-30=2"] = 1;
+  }
+  CHECK(fired == expected);
 }
