@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
@@ -134,6 +135,15 @@ class SlidingSumSubtask : public Subtask<weir::SlidingEventTimeWindows, SumConte
       : Subtask(type, parallelism, index, handles, weir::SlidingEventTimeWindows::Of(20, 10), 0, SumRecords()) {}
 };
 
+// Each "<key>:<line>" once, for every key.
+std::map<std::string, int> OncePerKey(std::initializer_list<std::string> lines) {
+  std::map<std::string, int> out;
+  for (int64_t k = 0; k < kKeys; ++k) {
+    for (const auto& line : lines) out[std::to_string(k) + ":" + line] = 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("session windows: merged across a restore at p=3, fired after one at p=2, on both backends",
@@ -200,12 +210,7 @@ TEST_CASE("session windows: merged across a restore at p=3, fired after one at p
       s.op().ProcessWatermark(weir::kMaxWatermark);
       for (const auto& line : s.lines()) ++fired[line];
     }
-    std::map<std::string, int> expected;
-    for (int64_t k = 0; k < kKeys; ++k) {
-      expected[std::to_string(k) + ":0-50=1 2 4 "] = 1;
-      expected[std::to_string(k) + ":500-520=3 "] = 1;
-    }
-    CHECK(fired == expected);
+    CHECK(fired == OncePerKey({"0-50=1 2 4 ", "500-520=3 "}));
   }
 }
 
@@ -227,22 +232,14 @@ TEST_CASE("sliding window sums: a snapshot written after more records holds the 
     // After the barrier, before the snapshot is written: the same windows change, and a
     // new one opens. On the heap the accumulators are changed in place.
     for (int64_t k = 0; k < kKeys; ++k) {
-      one.Record(k, 40, 6);   // [-10, 10) and [0, 20)
-      one.Record(k, 300, 25); // [10, 30) and [20, 40)
+      one.Record(k, 40, 6);    // [-10, 10) and [0, 20)
+      one.Record(k, 300, 25);  // [10, 30) and [20, 40)
     }
     at_barrier = SlidingSumSubtask::Write(snapshot, dir / "p1", Full(1));
     one.op().ProcessWatermark(weir::kMaxWatermark);
     for (const auto& line : one.lines()) ++fired_live[line];
   }
-  std::map<std::string, int> expected_live;
-  for (int64_t k = 0; k < kKeys; ++k) {
-    const std::string key = std::to_string(k);
-    expected_live[key + ":-10-10=41"] = 1;
-    expected_live[key + ":0-20=43"] = 1;
-    expected_live[key + ":10-30=302"] = 1;
-    expected_live[key + ":20-40=300"] = 1;
-  }
-  CHECK(fired_live == expected_live);
+  CHECK(fired_live == OncePerKey({"-10-10=41", "0-20=43", "10-30=302", "20-40=300"}));
 
   // Restored at p=2: the windows hold what they held at the barrier.
   std::map<std::string, int> fired;
@@ -254,12 +251,5 @@ TEST_CASE("sliding window sums: a snapshot written after more records holds the 
       ++fired[line];
     }
   }
-  std::map<std::string, int> expected;
-  for (int64_t k = 0; k < kKeys; ++k) {
-    const std::string key = std::to_string(k);
-    expected[key + ":-10-10=1"] = 1;
-    expected[key + ":0-20=3"] = 1;
-    expected[key + ":10-30=2"] = 1;
-  }
-  CHECK(fired == expected);
+  CHECK(fired == OncePerKey({"-10-10=1", "0-20=3", "10-30=2"}));
 }
