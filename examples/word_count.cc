@@ -43,7 +43,7 @@ std::string FormatCount(const WordCount& wc) {
   char line[128];
   const size_t n = wc.first.size();
   if (n + 22 > sizeof line) return wc.first + "," + std::to_string(wc.second);
-  std::memcpy(line, wc.first.data(), n);
+  weir::CopyBytes(reinterpret_cast<uint8_t*>(line), reinterpret_cast<const uint8_t*>(wc.first.data()), n);
   line[n] = ',';
   return std::string(line, std::to_chars(line + n + 1, line + sizeof line, wc.second).ptr);
 }

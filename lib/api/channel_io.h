@@ -317,14 +317,14 @@ class RecordReader final : public RecordReaderBase {
       }
       if (key_hash_bytes_ != 0) {
         const KeyHash hash = ReadKeyHash(in, key_hash_bytes_);
-        Serializer<T>::Read(in, record_);
+        ReadRecord(in, record_);
         if (keyed_ != nullptr) {
           keyed_->CollectHashed(record_, hash);
         } else {
           input_->Collect(record_);
         }
       } else {
-        Serializer<T>::Read(in, record_);
+        ReadRecord(in, record_);
         input_->Collect(record_);
       }
       ++n;
@@ -374,7 +374,7 @@ class RecordReader final : public RecordReaderBase {
       const int slot = base + count;
       if (with_timestamps_) Serializer<int64_t>::Read(in, timestamps_[slot]);
       if (key_hash_bytes_ != 0) hashes_[slot] = ReadKeyHash(in, key_hash_bytes_);
-      Serializer<T>::Read(in, ahead_[slot]);
+      ReadRecord(in, ahead_[slot]);
       next_[slot] = in.position();
     }
     if (count > 0) keyed_->Prepare(&ahead_[base], key_hash_bytes_ != 0 ? &hashes_[base] : nullptr, base, count);

@@ -65,7 +65,9 @@ namespace weir {
     s.assign(bytes);
     return;
   }
-  if (n > s.size()) s.resize(n);  // within the capacity: the buffer stays where it is
+  // Within the capacity the buffer stays where it is. Growing, the tail's bytes are
+  // appended (resize would fill it, and then it is copied), then the whole is copied below.
+  if (const size_t size = s.size(); n > size) s.append(bytes.data() + size, n - size);
   // Bytes within s start at or after its data: CopyBytes reads a short copy's bytes
   // before writing them, or copies forward, and memmove takes any overlap.
   auto* to = reinterpret_cast<uint8_t*>(s.data());
@@ -75,7 +77,9 @@ namespace weir {
   } else {
     std::memmove(to, from, n);
   }
-  s.resize(n);  // shrinking: only after the copy, which may have read the tail
+  // Shrinking: only after the copy, which may have read the tail; erase is inline, resize
+  // a call into libstdc++.
+  if (n < s.size()) s.erase(n);
 }
 
 // Writes to a byte vector it does not own, in one of two ways:
@@ -433,6 +437,61 @@ struct DirectWriter<std::pair<A, B>, std::enable_if_t<DirectWriter<A>::kDefined 
     return DirectWriter<B>::Write(DirectWriter<A>::Write(at, v.first), v.second);
   }
 };
+
+// What DirectWriter<T> writes, read back inline, for the channels' hot path (a record read
+// with one out-of-line call per string cost more than the reading itself). Read(in, v)
+// reads a record of that form into v and returns true, or returns false with `in` where
+// it was when the bytes are not of that form (a string of 128 bytes or more) or run
+// out; v may then be changed, and Serializer<T>::Read reads the record (ReadRecord).
+template <class T, class Enable = void>
+struct DirectReader {
+  static constexpr bool kDefined = false;
+};
+
+template <class T>
+struct DirectReader<T, std::enable_if_t<std::is_arithmetic_v<T>>> {
+  static constexpr bool kDefined = true;
+  [[gnu::always_inline]] static bool Read(DataInput& in, T& v) {
+    if (in.remaining() < sizeof(T)) return false;
+    v = in.ReadFixed<T>();
+    return true;
+  }
+};
+
+template <>
+struct DirectReader<std::string> {
+  static constexpr bool kDefined = true;
+  [[gnu::always_inline]] static bool Read(DataInput& in, std::string& v) {
+    const uint8_t* at = in.position();
+    const size_t room = in.remaining();
+    if (room == 0 || *at >= 0x80 || *at >= room) return false;  // the one-byte length of up to 127 bytes, and them
+    const size_t n = *at;
+    AssignBytes(v, std::string_view(reinterpret_cast<const char*>(at + 1), n));
+    in.Skip(n + 1);
+    return true;
+  }
+};
+
+template <class A, class B>
+struct DirectReader<std::pair<A, B>, std::enable_if_t<DirectReader<A>::kDefined && DirectReader<B>::kDefined>> {
+  static constexpr bool kDefined = true;
+  [[gnu::always_inline]] static bool Read(DataInput& in, std::pair<A, B>& v) {
+    DataInput from = in;  // `in` moves only when both fields are of the form
+    if (!DirectReader<A>::Read(from, v.first) || !DirectReader<B>::Read(from, v.second)) return false;
+    in = from;
+    return true;
+  }
+};
+
+// Serializer<T>::Read, inline for the strings and pairs DirectReader<T> reads (a number's
+// Serializer::Read is inline already).
+template <class T>
+[[gnu::always_inline]] inline void ReadRecord(DataInput& in, T& v) {
+  if constexpr (DirectReader<T>::kDefined && !std::is_arithmetic_v<T>) {
+    if (DirectReader<T>::Read(in, v)) [[likely]] return;
+  }
+  Serializer<T>::Read(in, v);
+}
 
 // Convenience: serialize a value to bytes, and back.
 template <class T>

@@ -188,3 +188,53 @@ TEST_CASE("serialization: DirectWriter writes the bytes Serializer writes, or de
   STATIC_REQUIRE_FALSE(weir::DirectWriter<std::vector<int>>::kDefined);
   STATIC_REQUIRE_FALSE(weir::DirectWriter<std::pair<std::string, std::vector<int>>>::kDefined);
 }
+
+TEST_CASE("serialization: DirectReader reads what Serializer writes, or declines and moves nothing", "[api]") {
+  // Reads v's bytes with DirectReader into a record reused from call to call (its string
+  // shrinks and grows), and with ReadRecord; returns whether DirectReader read them.
+  auto check = [](const auto& v, auto& reused) {
+    using T = std::decay_t<decltype(v)>;
+    const std::vector<uint8_t> bytes = weir::SerializeToBytes(v);
+    weir::DataInput in(bytes.data(), bytes.data() + bytes.size());
+    const bool direct = weir::DirectReader<T>::Read(in, reused);
+    if (direct) {
+      CHECK(reused == v);
+      CHECK(in.AtEnd());
+    } else {
+      CHECK(in.position() == bytes.data());
+    }
+    weir::DataInput again(bytes.data(), bytes.data() + bytes.size());
+    weir::ReadRecord(again, reused);
+    CHECK(reused == v);
+    CHECK(again.AtEnd());
+    // Cut short anywhere, the record is not read: DirectReader declines where it was, and
+    // ReadRecord throws as Serializer does.
+    for (size_t cut = 0; cut < bytes.size(); ++cut) {
+      weir::DataInput part(bytes.data(), bytes.data() + cut);
+      T scratch{};
+      CHECK_FALSE(weir::DirectReader<T>::Read(part, scratch));
+      CHECK(part.position() == bytes.data());
+      weir::DataInput thrown(bytes.data(), bytes.data() + cut);
+      CHECK_THROWS_AS(weir::ReadRecord(thrown, scratch), weir::DeserializationError);
+    }
+    return direct;
+  };
+  std::string word;
+  std::pair<std::string, int64_t> count;
+  std::pair<int32_t, std::string> tagged;
+  for (size_t n : {0, 1, 5, 3, 8, 7, 16, 15, 17, 40, 2, 127, 128, 150, 9, 126, 0}) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += static_cast<char>('a' + (i * 7 + n) % 26);
+    INFO("length " << n);
+    // A length below 128 is one byte: those are read directly, longer ones decline.
+    CHECK(check(s, word) == (n < 128));
+    CHECK(check(std::make_pair(s, int64_t{-7} - static_cast<int64_t>(n)), count) == (n < 128));
+    CHECK(check(std::make_pair(int32_t{9}, s), tagged) == (n < 128));
+  }
+  int64_t number = 0;
+  CHECK(check(int64_t{-3'000'000'000'000}, number));
+  std::pair<int64_t, double> numbers;
+  CHECK(check(std::make_pair(int64_t{1}, 0.5), numbers));
+  STATIC_REQUIRE_FALSE(weir::DirectReader<std::vector<int>>::kDefined);
+  STATIC_REQUIRE_FALSE(weir::DirectReader<std::pair<std::string, std::vector<int>>>::kDefined);
+}
