@@ -12,7 +12,6 @@
 // parallelism; the source's splits (a file and an offset) move with its state.
 
 #include <charconv>
-#include <cstring>
 
 #include "lib/api/weir.h"
 #include "lib/common/ascii_words.h"

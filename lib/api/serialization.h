@@ -464,7 +464,8 @@ struct DirectReader<std::string> {
   [[gnu::always_inline]] static bool Read(DataInput& in, std::string& v) {
     const uint8_t* at = in.position();
     const size_t room = in.remaining();
-    if (room == 0 || *at >= 0x80 || *at >= room) return false;  // the one-byte length of up to 127 bytes, and them
+    // A length below 128 (one byte), and that many bytes after it.
+    if (room == 0 || *at >= 0x80 || *at >= room) return false;
     const size_t n = *at;
     AssignBytes(v, std::string_view(reinterpret_cast<const char*>(at + 1), n));
     in.Skip(n + 1);
