@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -340,4 +341,115 @@ TEST_CASE("rocksdb: an incremental snapshot cut off by an abort deletes the shar
   CHECK(FilesIn(dir.path / "shared") == 2);
   REQUIRE(tracker.DeleteWritten().ok());
   CHECK(FilesIn(dir.path / "shared") == 0);
+}
+
+// The rows of the byte-level backend a test wrote, by key group and serialized key.
+struct RowsModel {
+  using Key = std::pair<int, std::string>;
+  std::map<Key, std::map<std::string, std::string>> maps;
+  std::map<Key, std::string> values;
+
+  // Every key's map entries (in order), map emptiness and value; keys without rows too.
+  void Verify(weir::BytesKeyedStateBackend& b, int map, int value, const std::vector<Key>& absent) const {
+    std::vector<Key> keys = absent;
+    for (const auto& [k, m] : maps) keys.push_back(k);
+    for (const auto& [k, v] : values) keys.push_back(k);
+    for (const auto& [kg, key] : keys) {
+      INFO("key group " << kg << ", key '" << key.substr(0, 20) << "' (" << key.size() << " bytes)");
+      b.SetCurrentKey(key, kg);
+      std::vector<std::pair<std::string, std::string>> entries;
+      b.MapForEach(map, [&](std::string_view uk, std::string_view v) { entries.emplace_back(uk, v); });
+      const auto it = maps.find({kg, key});
+      const std::map<std::string, std::string> want = it == maps.end() ? std::map<std::string, std::string>{} : it->second;
+      CHECK(entries == std::vector<std::pair<std::string, std::string>>(want.begin(), want.end()));
+      CHECK(b.MapIsEmpty(map) == want.empty());
+      std::string got;
+      for (const auto& [uk, v] : want) {
+        REQUIRE(b.MapGet(map, uk, &got));
+        CHECK(got == v);
+      }
+      CHECK_FALSE(b.MapContains(map, "not a user key"));
+      const auto vt = values.find({kg, key});
+      CHECK(b.Get(value, &got) == (vt != values.end()));
+      if (vt != values.end()) CHECK(got == vt->second);
+    }
+    // Each key with map entries once per key group.
+    std::multiset<std::string> listed;
+    b.ForEachKey(map, [&](std::string_view key) { listed.emplace(key); });
+    std::multiset<std::string> want;
+    for (const auto& [k, m] : maps) {
+      if (!m.empty()) want.insert(k.second);
+    }
+    CHECK(listed == want);
+  }
+};
+
+TEST_CASE("rocksdb: a key's rows stay apart from keys that begin alike, in the memtable, in files and restored",
+          "[rocksdb]") {
+  ScratchDir dir;
+  auto b = Backend::MustOpen("rocksdb", kAll);
+  weir::BytesKeyedStateBackend& bytes = *b->bytes();
+  const int map = bytes.RegisterState("m", weir::StateKind::kMap);
+  const int value = bytes.RegisterState("v", weir::StateKind::kValue);
+  RowsModel model;
+  auto put = [&](int kg, const std::string& key, const std::string& uk, const std::string& v) {
+    bytes.SetCurrentKey(key, kg);
+    bytes.MapPut(map, uk, v);
+    model.maps[{kg, key}][uk] = v;
+  };
+  auto set = [&](int kg, const std::string& key, const std::string& v) {
+    bytes.SetCurrentKey(key, kg);
+    bytes.Put(value, v);
+    model.values[{kg, key}] = v;
+  };
+  // Keys whose bytes begin alike, an empty one, long ones (two-byte lengths), one key in
+  // two key groups; "a" holds far more entries than the others.
+  const std::string long_key(200, 'x');
+  const std::vector<std::string> alike{"", "a", "ab", "abc", "b", long_key, long_key + "y"};
+  for (const auto& key : alike) {
+    for (int i = 0; i < 3; ++i) put(7, key, "u" + std::to_string(i), key + "/" + std::to_string(i));
+    set(7, key, "value of " + key.substr(0, 10));
+  }
+  for (int i = 0; i < 1000; ++i) put(7, "a", "u" + std::to_string(i), std::to_string(i));
+  put(8, "a", "u0", "in group 8");
+  for (int i = 0; i < 3000; ++i) {
+    put(i % 128, "k" + std::to_string(i), "u", std::to_string(i));
+    set(i % 128, "k" + std::to_string(i), std::to_string(-i));
+  }
+  const std::vector<RowsModel::Key> absent{{7, "abcd"}, {9, "a"}, {7, long_key + "z"}};
+  model.Verify(bytes, map, value, absent);
+
+  // In files now: then changed, so that a key's rows are in both.
+  KeyedStateHandle in_files = b->Snapshot(dir.path.string(), Incremental(1));
+  const RowsModel at_first = model;
+  for (int i = 1000; i < 1200; ++i) put(7, "a", "u" + std::to_string(i), std::to_string(i));
+  for (int i = 0; i < 100; ++i) {
+    bytes.SetCurrentKey("a", 7);
+    bytes.MapRemove(map, "u" + std::to_string(i));
+    model.maps[{7, "a"}].erase("u" + std::to_string(i));
+  }
+  bytes.SetCurrentKey("ab", 7);
+  bytes.MapClear(map);
+  model.maps.erase({7, "ab"});
+  put(7, "abc", "u9", "new");
+  set(7, "abc", "changed");
+  model.Verify(bytes, map, value, absent);
+
+  KeyedStateHandle full = b->Snapshot(dir.path.string(), Full(2));
+  const RowsModel at_second = model;
+  put(7, "b", "later", "not in either checkpoint");
+  model.Verify(bytes, map, value, absent);
+
+  SECTION("restored from the incremental checkpoint") {
+    auto r = Backend::MustOpen("rocksdb", kAll, {in_files});
+    weir::BytesKeyedStateBackend& rb = *r->bytes();
+    at_first.Verify(rb, rb.RegisterState("m", weir::StateKind::kMap), rb.RegisterState("v", weir::StateKind::kValue),
+                    absent);
+  }
+  SECTION("restored from the full checkpoint") {
+    auto r = Backend::MustOpen("rocksdb", kAll, {full});
+    weir::BytesKeyedStateBackend& rb = *r->bytes();
+    at_second.Verify(rb, rb.RegisterState("m", weir::StateKind::kMap), rb.RegisterState("v", weir::StateKind::kValue),
+                     absent);
+  }
 }
