@@ -71,6 +71,9 @@ void WindowSum(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args)
     return SumCount{acc.sum + n, acc.count + 1};
   };
   sum_count.get_result = [](const SumCount& acc) { return acc; };
+  // Sums and counts add up in any order: sliding windows keep one accumulator per slide
+  // and merge a window's when it fires.
+  sum_count.merge = [](SumCount a, const SumCount& b) { return SumCount{a.sum + b.sum, a.count + b.count}; };
 
   auto keyed =
       env.AddSource<int64_t>(weir::SequenceSource(1, count == 0 ? INT64_MAX : count, rate), "Sequence")

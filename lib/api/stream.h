@@ -516,6 +516,7 @@ class WindowedStream {
     fns.init = [agg](const T& v) { return agg.add(v, agg.create_accumulator()); };
     fns.add = [agg](Acc acc, const T& v) { return agg.add(v, std::move(acc)); };
     fns.merge = agg.merge;
+    fns.panes_merge = static_cast<bool>(agg.merge);
     fns.emit = [agg, emit](const K& key, const WindowContext& ctx, const Acc& acc, Collector<Out>& out) mutable {
       emit(key, ctx, agg.get_result(acc), out);
     };

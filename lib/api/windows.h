@@ -103,6 +103,9 @@ class SlidingWindows {
   static constexpr bool kMerging = false;
   static constexpr bool kFixedSize = true;  // see TumblingWindows
   int64_t size() const { return size_; }
+  // A new window starts every slide() ms: a record's windows all hold the slide-long pane
+  // [s, s + slide) that holds the record (s: the latest of their starts).
+  int64_t slide() const { return slide_; }
   void AssignWindows(int64_t time, std::vector<TimeWindow>* out) const {
     int64_t last_start = internal::WindowStart(time, offset_, slide_);
     for (int64_t start = last_start; start > time - size_; start -= slide_) {
@@ -182,8 +185,12 @@ template <class K, class T, class Acc, class Result>
 struct WindowFunctions {
   std::function<Acc(const T&)> init;
   std::function<Acc(Acc, const T&)> add;
-  std::function<Acc(Acc, const Acc&)> merge;  // session windows only
+  std::function<Acc(Acc, const Acc&)> merge;  // session windows; sliding ones when panes_merge
   std::function<void(const K&, const WindowContext&, const Acc&, Collector<Result>&)> emit;
+  // The user gave `merge` (an AggregateFunction's merge), so merging accumulators in
+  // another order than the records came is theirs to allow: sliding windows then keep one
+  // accumulator per pane. A reduce function folds in the records' order only.
+  bool panes_merge = false;
 };
 
 template <class K, class T, class Acc, class Result>
@@ -200,7 +207,16 @@ class AccumulatorContents {
     for (auto& [w, unused] : accumulators_->Entries()) out.push_back(w);
     return out;
   }
-  // Adds the record to `w`; true when that made the window.
+  // Whether sliding windows of this slide may keep their contents by pane: one
+  // accumulator per `slide` ms of the key's time, which each record is folded into once
+  // (not once per window: size/slide times), merged when a window fires. Entries of the
+  // whole window, as a restored snapshot of an earlier weir may hold, are merged too.
+  bool UsePanes(int64_t slide) {
+    if (!fns_.panes_merge) return false;
+    pane_ms_ = slide;
+    return true;
+  }
+  // Adds the record to `w` (a window, or a pane); true when that made it.
   bool Add(const TimeWindow& w, const T& record) {
     if (heap_accumulators_) {
       // On the heap: folded in place, one lookup, no copy out of the state and back.
@@ -229,12 +245,28 @@ class AccumulatorContents {
     if (merged) accumulators_->Put(into, *merged);
   }
   void Fire(const K& key, const WindowContext& ctx, Collector<Result>& out) {
-    if (auto acc = accumulators_->Get(ctx.window())) fns_.emit(key, ctx, *acc, out);
+    const TimeWindow& w = ctx.window();
+    std::optional<Acc> acc = accumulators_->Get(w);
+    if (pane_ms_ > 0) {
+      // The window's panes, in time order (a window's length is a multiple of the slide).
+      for (int64_t start = w.start; start < w.end; start += pane_ms_) {
+        if (auto pane = accumulators_->Get({start, start + pane_ms_})) {
+          acc = acc ? fns_.merge(std::move(*acc), *pane) : std::move(*pane);
+        }
+      }
+    }
+    if (acc) fns_.emit(key, ctx, *acc, out);
   }
-  void Remove(const TimeWindow& w) { accumulators_->Remove(w); }
+  // Drops the contents of `w`, whose lateness ran out: with panes, also the pane that
+  // starts with it (`w` is the last window it belongs to).
+  void Remove(const TimeWindow& w) {
+    accumulators_->Remove(w);
+    if (pane_ms_ > 0) accumulators_->Remove({w.start, w.start + pane_ms_});
+  }
 
  private:
   WindowFunctions<K, T, Acc, Result> fns_;
+  int64_t pane_ms_ = 0;  // > 0: contents by pane (UsePanes)
   MapState<TimeWindow, Acc>* accumulators_ = nullptr;
   heap_internal::HeapMapState<K, TimeWindow, Acc>* heap_accumulators_ = nullptr;  // accumulators_, when on the heap
 };
@@ -255,6 +287,8 @@ class ElementContents {
     for (auto& [w, unused] : counts_->Entries()) out.push_back(w);
     return out;
   }
+  // All of a window's records are kept, each once per window.
+  bool UsePanes(int64_t) { return false; }
   bool Add(const TimeWindow& w, const T& record) {
     auto count = counts_->Get(w);
     int64_t n = count.value_or(0);
@@ -319,7 +353,12 @@ class WindowOperator final
   WindowOperator(KeyF key_fn, Assigner assigner, int64_t allowed_lateness_ms, Contents contents,
                  OutputTag<T> late_tag = OutputTag<T>("late data"))
       : key_fn_(std::move(key_fn)), assigner_(std::move(assigner)), lateness_(allowed_lateness_ms),
-        contents_(std::move(contents)), late_tag_(std::move(late_tag)) {}
+        contents_(std::move(contents)), late_tag_(std::move(late_tag)) {
+    if constexpr (requires { assigner_.slide(); }) {
+      const int64_t size = assigner_.size(), slide = assigner_.slide();
+      if (size > slide && size % slide == 0 && contents_.UsePanes(slide)) pane_ms_ = slide;
+    }
+  }
   OutputBase* Input() override { return static_cast<Output<T>*>(this); }
   void SetOutput(OutputBase* out) override {
     WithOutput<Out>::SetOutput(out);
@@ -351,6 +390,10 @@ class WindowOperator final
     }
     windows_.clear();
     assigner_.AssignWindows(ts, &windows_);
+    if (pane_ms_ > 0) {
+      CollectInPane(record, ts);
+      return;
+    }
     bool skipped = true;
     for (const TimeWindow& assigned : windows_) {
       TimeWindow w = assigned;
@@ -388,6 +431,31 @@ class WindowOperator final
   }
 
  private:
+  // Sliding windows kept by pane (see AccumulatorContents::UsePanes): the record is folded
+  // into the pane its windows (windows_, the latest start first) share; each window that
+  // pane is in gets its timers when the pane is made, and those that fired already fire
+  // again (a late record within the allowed lateness). The pane goes with the last of its
+  // windows, the one that starts with it.
+  void CollectInPane(const T& record, int64_t ts) {
+    const TimeWindow& last = windows_.front();
+    if (IsLate(last)) {  // and so are the record's other windows, which end before it
+      if constexpr (kLateSideOutput && Assigner::kEventTime) {
+        if (CleanupTime(ts) <= timers_->CurrentWatermark()) emitter_.EmitSide(late_tag_, record);
+      }
+      return;
+    }
+    const TimeWindow pane{last.start, last.start + pane_ms_};
+    if (contents_.Add(pane, record)) {
+      for (const TimeWindow& w : windows_) {
+        if (!IsLate(w)) RegisterTimers(w);
+      }
+    }
+    if constexpr (Assigner::kEventTime) {
+      for (const TimeWindow& w : windows_) {
+        if (!IsLate(w) && w.MaxTimestamp() <= timers_->CurrentWatermark()) Fire(w);
+      }
+    }
+  }
   // The time at which a window's contents go: its end, plus the allowed lateness in event
   // time (Flink's cleanupTime).
   int64_t CleanupTime(const TimeWindow& w) const { return CleanupTime(w.MaxTimestamp()); }
@@ -474,6 +542,7 @@ class WindowOperator final
   Contents contents_;
   std::unique_ptr<TimerService<K>> timers_;
   std::vector<TimeWindow> windows_;
+  int64_t pane_ms_ = 0;  // > 0: contents by pane of this many ms (sliding windows, CollectInPane)
   OutputTag<T> late_tag_;
   Output<Result>* results_ = nullptr;
   SideOutputEmitter<Result> emitter_;

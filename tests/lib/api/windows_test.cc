@@ -474,3 +474,32 @@ TEST_CASE("sliding windows with many windows open behind the watermark: each fir
   }
   CHECK(h.out.lines == expected);
 }
+
+TEST_CASE("window API: sliding windows of a reduce fold each window's records in the order they came",
+          "[api][windows]") {
+  // A reduce that keeps the record that came last: merging per-slide results in time
+  // order, as an aggregate with a merge function may, would give the one with the
+  // latest timestamp instead.
+  weir::StreamExecutionEnvironment env(1);
+  auto keyed = env.AddSource<int64_t>(weir::SequenceSource(1, 10), "numbers").KeyBy(ByParity);
+  auto last = keyed.Window(weir::SlidingEventTimeWindows::Of(10, 5))
+                  .Reduce<std::string>([](int64_t, int64_t b) { return b; },
+                                       [](const int64_t& key, const TimeWindow& w, const int64_t& v,
+                                          weir::Collector<std::string>& out) {
+                                         out.Collect(Describe(w) + ":" + std::to_string(key) + "=" + std::to_string(v));
+                                       });
+  std::unique_ptr<weir::StreamOperatorBase> op = env.node(last.node_id()).factory();
+  weir::OperatorContext ctx;
+  ctx.operator_name = "windows";
+  op->Setup(ctx);
+  Collecting<std::string, int64_t> out;
+  op->SetOutput(static_cast<weir::Output<std::string>*>(&out));
+  op->Open();
+  auto* input = static_cast<weir::Output<int64_t>*>(op->Input());
+  weir::SetCurrentRecordTimestamp(7);  // in [0, 10) and [5, 15)
+  input->Collect(1);
+  weir::SetCurrentRecordTimestamp(2);  // in [-5, 5) and [0, 10), after the record of 7
+  input->Collect(3);
+  op->ProcessWatermark(weir::kMaxWatermark);
+  CHECK(out.lines == Lines{"-5-5:1=3@4", "0-10:1=3@9", "5-15:1=1@14"});
+}

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <initializer_list>
 #include <map>
+#include <memory>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -51,16 +53,18 @@ Contents ListRecords() {
   });
 }
 
-// "<key>:<start>-<end>=<sum of n>".
-SumContents SumRecords() {
-  return SumContents({[](const int64_t& r) { return r % 1000; },
-                      [](int64_t sum, const int64_t& r) { return sum + r % 1000; },
-                      [](int64_t a, const int64_t& b) { return a + b; },
-                      [](const int64_t& key, const weir::WindowContext& ctx, const int64_t& sum,
-                         weir::Collector<std::string>& out) {
-                        out.Collect(std::to_string(key) + ":" + std::to_string(ctx.window().start) + "-" +
-                                    std::to_string(ctx.window().end) + "=" + std::to_string(sum));
-                      }});
+// "<key>:<start>-<end>=<sum of n>". With `panes`, sliding windows keep their sums by pane
+// (as for an AggregateFunction with a merge function), else by window.
+SumContents SumRecords(bool panes = false) {
+  weir::internal::WindowFunctions<int64_t, int64_t, int64_t, std::string> fns{
+      [](const int64_t& r) { return r % 1000; }, [](int64_t sum, const int64_t& r) { return sum + r % 1000; },
+      [](int64_t a, const int64_t& b) { return a + b; },
+      [](const int64_t& key, const weir::WindowContext& ctx, const int64_t& sum, weir::Collector<std::string>& out) {
+        out.Collect(std::to_string(key) + ":" + std::to_string(ctx.window().start) + "-" +
+                    std::to_string(ctx.window().end) + "=" + std::to_string(sum));
+      }};
+  fns.panes_merge = panes;
+  return SumContents(std::move(fns));
 }
 
 // Subtask `index` of `parallelism` of a window operator, its state in `type`, restored
@@ -134,6 +138,93 @@ class SlidingSumSubtask : public Subtask<weir::SlidingEventTimeWindows, SumConte
                     const std::vector<KeyedStateHandle>& handles)
       : Subtask(type, parallelism, index, handles, weir::SlidingEventTimeWindows::Of(20, 10), 0, SumRecords()) {}
 };
+
+// Sliding windows of 40 ms every 10 ms (a record is in four), 10 ms of allowed lateness,
+// sums kept by window or by pane.
+class PaneSumSubtask : public Subtask<weir::SlidingEventTimeWindows, SumContents> {
+ public:
+  PaneSumSubtask(const std::string& type, bool panes, int parallelism, int index,
+                 const std::vector<KeyedStateHandle>& handles)
+      : Subtask(type, parallelism, index, handles, weir::SlidingEventTimeWindows::Of(40, 10), 10, SumRecords(panes)) {}
+};
+
+// A record of `key` with `n` at `ts`, or a watermark (key < 0: ts is the watermark).
+struct Step {
+  int64_t key, n, ts;
+};
+// Records of every key coming out of order, up to 25 ms behind the newest (some later
+// than the watermark, some beyond the allowed lateness), with a watermark every 5 ms of
+// time 8 ms behind it.
+std::vector<Step> OutOfOrderSteps(int ms) {
+  std::mt19937 random(20261204);
+  std::vector<Step> steps;
+  for (int t = 0; t < ms; ++t) {
+    for (int i = 0; i < 6; ++i) {
+      const auto key = static_cast<int64_t>(random() % kKeys);
+      const auto behind = static_cast<int64_t>(random() % 4 == 0 ? random() % 26 : random() % 3);
+      steps.push_back({key, static_cast<int64_t>(random() % 1000), t - behind});
+    }
+    if (t % 5 == 4) steps.push_back({-1, 0, t - 8});
+  }
+  return steps;
+}
+// Runs steps [from, to) on the subtasks (a record on the one that owns its key); the lines
+// they fire, counted.
+// Restored subtasks first get the watermark of the steps before `from` again, as their
+// upstream sends it again after a restore.
+template <class S>
+void Run(const std::vector<Step>& steps, size_t from, size_t to, std::vector<std::unique_ptr<S>>& subtasks,
+         std::map<std::string, int>* fired) {
+  for (size_t i = from; i-- > 0;) {
+    if (steps[i].key >= 0) continue;
+    for (auto& s : subtasks) s->op().ProcessWatermark(steps[i].ts);
+    break;
+  }
+  for (size_t i = from; i < to; ++i) {
+    const Step& step = steps[i];
+    for (auto& s : subtasks) {
+      if (step.key < 0) {
+        s->op().ProcessWatermark(step.ts);
+      } else if (s->Owns(step.key)) {
+        s->Record(step.key, step.n, step.ts);
+      }
+    }
+  }
+  for (auto& s : subtasks) {
+    for (const auto& line : s->lines()) ++(*fired)[line];
+    s->lines().clear();
+  }
+}
+
+// The lines fired a different number of times in `got` and in `want` (the first ten).
+std::string Differences(const std::map<std::string, int>& got, const std::map<std::string, int>& want) {
+  std::string out;
+  int shown = 0;
+  auto count = [](const std::map<std::string, int>& m, const std::string& line) {
+    auto it = m.find(line);
+    return it == m.end() ? 0 : it->second;
+  };
+  std::set<std::string> lines;
+  for (const auto& [line, n] : got) lines.insert(line);
+  for (const auto& [line, n] : want) lines.insert(line);
+  for (const auto& line : lines) {
+    if (count(got, line) == count(want, line) || shown++ == 10) continue;
+    out += line + ": " + std::to_string(count(got, line)) + " times, not " + std::to_string(count(want, line)) + "; ";
+  }
+  return out;
+}
+
+// Whether the subtask's keys hold no window contents (every window fired and dropped).
+template <class S>
+bool NoContentsLeft(S& s) {
+  auto& states = s.op().keyed_states();
+  for (int64_t k = 0; k < kKeys; ++k) {
+    if (!s.Owns(k)) continue;
+    states.SetCurrentKey(k);
+    if (!states.template GetMapState<TimeWindow, int64_t>("_window-contents").IsEmpty()) return false;
+  }
+  return true;
+}
 
 // Each "<key>:<line>" once, for every key.
 std::map<std::string, int> OncePerKey(std::initializer_list<std::string> lines) {
@@ -252,4 +343,67 @@ TEST_CASE("sliding window sums: a snapshot written after more records holds the 
     }
   }
   CHECK(fired == OncePerKey({"-10-10=1", "0-20=3", "10-30=2"}));
+}
+
+TEST_CASE("sliding windows kept by pane fire what windows kept whole fire, also restored from a snapshot of "
+          "whole windows at another parallelism, on both backends",
+          "[state][windows]") {
+  const std::string type = GENERATE("hashmap", "rocksdb");
+  INFO(type);
+  ScratchDir dir;
+  const std::vector<Step> steps = OutOfOrderSteps(400);
+  const size_t half = steps.size() / 2;
+  auto end = [&](auto& subtasks, std::map<std::string, int>* fired) {
+    const std::vector<Step> last{{-1, 0, weir::kMaxWatermark}};
+    Run(last, 0, 1, subtasks, fired);
+  };
+
+  // Whole windows, uninterrupted: what every run must fire (late refires included).
+  std::map<std::string, int> by_window;
+  {
+    std::vector<std::unique_ptr<PaneSumSubtask>> one;
+    one.push_back(std::make_unique<PaneSumSubtask>(type, false, 1, 0, std::vector<KeyedStateHandle>{}));
+    Run(steps, 0, steps.size(), one, &by_window);
+    end(one, &by_window);
+  }
+  // Late records within the lateness fired windows again: some key's window has lines
+  // with two sums.
+  std::map<std::string, int> firings;
+  for (const auto& [line, n] : by_window) firings[line.substr(0, line.find('='))] += n;
+  CHECK(std::any_of(firings.begin(), firings.end(), [](const auto& f) { return f.second > 1; }));
+
+  SECTION("by pane, uninterrupted") {
+    std::map<std::string, int> by_pane;
+    std::vector<std::unique_ptr<PaneSumSubtask>> one;
+    one.push_back(std::make_unique<PaneSumSubtask>(type, true, 1, 0, std::vector<KeyedStateHandle>{}));
+    Run(steps, 0, steps.size(), one, &by_pane);
+    end(one, &by_pane);
+    INFO(Differences(by_pane, by_window));
+    CHECK(by_pane == by_window);
+    CHECK(NoContentsLeft(*one[0]));
+  }
+  SECTION("whole windows at p=1, snapshot, restored by pane at p=2, snapshot, restored by pane at p=3") {
+    std::map<std::string, int> fired;
+    KeyedStateHandle first, second;
+    {
+      std::vector<std::unique_ptr<PaneSumSubtask>> one;
+      one.push_back(std::make_unique<PaneSumSubtask>(type, false, 1, 0, std::vector<KeyedStateHandle>{}));
+      Run(steps, 0, half, one, &fired);
+      first = one[0]->Snapshot(dir / "whole", Full(1));
+    }
+    std::vector<KeyedStateHandle> seconds;
+    {
+      std::vector<std::unique_ptr<PaneSumSubtask>> two;
+      for (int i = 0; i < 2; ++i) two.push_back(std::make_unique<PaneSumSubtask>(type, true, 2, i, std::vector{first}));
+      Run(steps, half, half + half / 2, two, &fired);
+      for (int i = 0; i < 2; ++i) seconds.push_back(two[i]->Snapshot(dir / ("panes-" + std::to_string(i)), Full(2)));
+    }
+    std::vector<std::unique_ptr<PaneSumSubtask>> three;
+    for (int i = 0; i < 3; ++i) three.push_back(std::make_unique<PaneSumSubtask>(type, true, 3, i, seconds));
+    Run(steps, half + half / 2, steps.size(), three, &fired);
+    end(three, &fired);
+    INFO(Differences(fired, by_window));
+    CHECK(fired == by_window);
+    for (auto& s : three) CHECK(NoContentsLeft(*s));
+  }
 }
