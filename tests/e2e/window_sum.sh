@@ -2,8 +2,9 @@
 # End-to-end exactly-once of event-time windows: window_sum (numbers 1..N with event
 # time n ms, keyed by parity, tumbling windows) must commit each window and key once
 # with the right sum and count, through injected failures, kill -9 of weir-runtime with
-# restores at another parallelism, and stop-with-savepoint; stop --drain fires the open
-# windows before its savepoint, stop without --drain leaves them to the restored job.
+# restores at another parallelism (tumbling and sliding windows), and stop-with-savepoint;
+# stop --drain fires the open windows before its savepoint, stop without --drain leaves
+# them to the restored job.
 #
 #   bash tests/e2e/window_sum.sh [build-dir]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -16,6 +17,14 @@ expected_window_sum() {
   awk -v n="$1" -v w="$2" 'BEGIN { for (i = 1; i <= n; i++) {
     s = i - i % w; k = (i % 2) ? "odd" : "even"; id = s "," (s + w) "," k; sum[id] += i; cnt[id]++ }
     for (id in sum) printf "%s,%.0f,%d\n", id, sum[id], cnt[id] }' >"$3"
+}
+# expected_sliding_window_sum N W S FILE: the lines window_sum --count N --window-ms W
+# --slide-ms S commits (each n is in W/S windows).
+expected_sliding_window_sum() {
+  awk -v n="$1" -v w="$2" -v sl="$3" 'BEGIN { for (i = 1; i <= n; i++) {
+    k = (i % 2) ? "odd" : "even"
+    for (s = i - i % sl; s > i - w; s -= sl) { id = s "," (s + w) "," k; sum[id] += i; cnt[id]++ } }
+    for (id in sum) printf "%s,%.0f,%d\n", id, sum[id], cnt[id] }' >"$4"
 }
 # committed_lines DIR: the committed lines, sorted.
 committed_lines() { cat "$1"/part-* 2>/dev/null | sort; }
@@ -67,6 +76,29 @@ fi
 check "through the kills every window and key was committed once with its sum and count"
 expected_window_sum "$count" "$window" "$tmp/expected-kill"
 expect_committed "$tmp/expected-kill" "$out" "window_sum through kill -9"
+pass
+
+# Sliding windows (an accumulator per slide, merged when a window fires): 250 ms every 50 ms.
+out="$tmp/out-sliding"
+restore_from=""
+job_finished=0
+for p in 2 3; do
+  check "sliding windows: kill -9 round at p=$p${restore_from:+, restored from the newest checkpoint}"
+  crash_round "$p" "$WINDOW_SUM" --count "$count" --rate 8000 --window-ms "$window" --slide-ms 50 --output "$out"
+  pass
+  ((job_finished)) && break
+done
+if ((!job_finished)); then
+  check "sliding windows: the last run, restored at p=1, runs to the end"
+  run "$WEIR" run -p 1 -D "rest.port=$(free_port)" "${conf[@]}" -s "$restore_from" \
+    "$WINDOW_SUM" --count "$count" --window-ms "$window" --slide-ms 50 --output "$out"
+  expect_rc 0
+  expect_out_has "has finished."
+  pass
+fi
+check "sliding windows: through the kills every window and key was committed once with its sum and count"
+expected_sliding_window_sum "$count" "$window" 50 "$tmp/expected-sliding"
+expect_committed "$tmp/expected-sliding" "$out" "window_sum --slide-ms 50 through kill -9"
 pass
 
 port="$(free_port)"
