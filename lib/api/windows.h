@@ -211,10 +211,10 @@ class AccumulatorContents {
   // accumulator per `slide` ms of the key's time, which each record is folded into once
   // (not once per window: size/slide times), merged when a window fires. Entries of the
   // whole window, as a restored snapshot of an earlier weir may hold, are merged too.
+  // Without merge, a window that fires refuses the panes a restored snapshot may hold.
   bool UsePanes(int64_t slide) {
-    if (!fns_.panes_merge) return false;
     pane_ms_ = slide;
-    return true;
+    return fns_.panes_merge;
   }
   // Adds the record to `w` (a window, or a pane); true when that made it.
   bool Add(const TimeWindow& w, const T& record) {
@@ -251,6 +251,7 @@ class AccumulatorContents {
       // The window's panes, in time order (a window's length is a multiple of the slide).
       for (int64_t start = w.start; start < w.end; start += pane_ms_) {
         if (auto pane = accumulators_->Get({start, start + pane_ms_})) {
+          if (!fns_.panes_merge) [[unlikely]] ThrowPanesWithoutMerge(w);
           acc = acc ? fns_.merge(std::move(*acc), *pane) : std::move(*pane);
         }
       }
@@ -266,7 +267,14 @@ class AccumulatorContents {
 
  private:
   WindowFunctions<K, T, Acc, Result> fns_;
-  int64_t pane_ms_ = 0;  // > 0: contents by pane (UsePanes)
+  [[noreturn]] static void ThrowPanesWithoutMerge(const TimeWindow& w) {
+    throw std::runtime_error(
+        "the window state of [" + std::to_string(w.start) + ", " + std::to_string(w.end) +
+        ") is kept by slide, as a sliding window's AggregateFunction with a merge function keeps it: give the "
+        "AggregateFunction its merge function again to restore this snapshot (a reduce cannot read it)");
+  }
+
+  int64_t pane_ms_ = 0;  // > 0: a sliding window's slide (UsePanes); panes when fns_.panes_merge
   MapState<TimeWindow, Acc>* accumulators_ = nullptr;
   heap_internal::HeapMapState<K, TimeWindow, Acc>* heap_accumulators_ = nullptr;  // accumulators_, when on the heap
 };

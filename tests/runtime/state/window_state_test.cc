@@ -345,8 +345,7 @@ TEST_CASE("sliding window sums: a snapshot written after more records holds the 
   CHECK(fired == OncePerKey({"-10-10=1", "0-20=3", "10-30=2"}));
 }
 
-TEST_CASE("sliding windows kept by pane fire what windows kept whole fire, also restored from a snapshot of "
-          "whole windows at another parallelism, on both backends",
+TEST_CASE("sliding windows: panes fire what whole windows fire also restored from whole windows at p=2 and p=3",
           "[state][windows]") {
   const std::string type = GENERATE("hashmap", "rocksdb");
   INFO(type);
@@ -406,4 +405,20 @@ TEST_CASE("sliding windows kept by pane fire what windows kept whole fire, also 
     CHECK(fired == by_window);
     for (auto& s : three) CHECK(NoContentsLeft(*s));
   }
+}
+
+TEST_CASE("sliding windows: panes restored where the aggregate has no merge are refused with the way out",
+          "[state][windows]") {
+  const std::string type = GENERATE("hashmap", "rocksdb");
+  INFO(type);
+  ScratchDir dir;
+  KeyedStateHandle by_pane;
+  {
+    PaneSumSubtask s(type, true, 1, 0, {});
+    s.Record(1, 5, 12);
+    by_pane = s.Snapshot(dir / "panes", Full(1));
+  }
+  PaneSumSubtask whole(type, false, 1, 0, {by_pane});
+  CHECK_THROWS_WITH(whole.op().ProcessWatermark(weir::kMaxWatermark),
+                    Catch::Contains("give the AggregateFunction its merge function again"));
 }

@@ -384,7 +384,7 @@ struct RowsModel {
   }
 };
 
-TEST_CASE("rocksdb: a key's rows stay apart from keys that begin alike, in the memtable, in files and restored",
+TEST_CASE("rocksdb: a key's rows stay apart from keys that begin alike in the memtable and in files and restored",
           "[rocksdb]") {
   ScratchDir dir;
   auto b = Backend::MustOpen("rocksdb", kAll);
