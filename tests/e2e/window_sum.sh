@@ -54,25 +54,32 @@ expected_window_sum 20000 "$window" "$tmp/expected-20000"
 expect_committed "$tmp/expected-20000" "$out" "window_sum through 3 failures"
 pass
 
-count=30000
-out="$tmp/out-kill"
-crash_conf=("${conf[@]}")
-restore_from=""
-job_finished=0
-for p in 3 1 2; do
-  check "kill -9 round at p=$p${restore_from:+, restored from the newest checkpoint}"
-  crash_round "$p" "$WINDOW_SUM" --count "$count" --rate 8000 --window-ms "$window" --output "$out"
-  pass
-  ((job_finished)) && break
-done
-if ((!job_finished)); then
-  check "the last run, restored at p=2, runs to the end"
-  run "$WEIR" run -p 2 -D "rest.port=$(free_port)" "${conf[@]}" -s "$restore_from" \
-    "$WINDOW_SUM" --count "$count" --window-ms "$window" --output "$out"
+# kill_rounds WHAT "P..." LAST_P ARGS...: window_sum ARGS killed with kill -9 once at each
+# parallelism P (at --rate 8000), each run restored from the newest checkpoint of the one
+# before, then restored at LAST_P and run to the end. WHAT prefixes the checks' names.
+kill_rounds() {
+  local what="$1" parallelisms="$2" last_p="$3" p
+  shift 3
+  restore_from=""
+  job_finished=0
+  for p in $parallelisms; do
+    check "${what}kill -9 round at p=$p${restore_from:+, restored from the newest checkpoint}"
+    crash_round "$p" "$WINDOW_SUM" --rate 8000 "$@"
+    pass
+    ((job_finished)) && break
+  done
+  ((job_finished)) && return
+  check "${what}the last run, restored at p=$last_p, runs to the end"
+  run "$WEIR" run -p "$last_p" -D "rest.port=$(free_port)" "${conf[@]}" -s "$restore_from" "$WINDOW_SUM" "$@"
   expect_rc 0
   expect_out_has "has finished."
   pass
-fi
+}
+
+count=30000
+out="$tmp/out-kill"
+crash_conf=("${conf[@]}")
+kill_rounds "" "3 1 2" 2 --count "$count" --window-ms "$window" --output "$out"
 check "through the kills every window and key was committed once with its sum and count"
 expected_window_sum "$count" "$window" "$tmp/expected-kill"
 expect_committed "$tmp/expected-kill" "$out" "window_sum through kill -9"
@@ -80,22 +87,7 @@ pass
 
 # Sliding windows (an accumulator per slide, merged when a window fires): 250 ms every 50 ms.
 out="$tmp/out-sliding"
-restore_from=""
-job_finished=0
-for p in 2 3; do
-  check "sliding windows: kill -9 round at p=$p${restore_from:+, restored from the newest checkpoint}"
-  crash_round "$p" "$WINDOW_SUM" --count "$count" --rate 8000 --window-ms "$window" --slide-ms 50 --output "$out"
-  pass
-  ((job_finished)) && break
-done
-if ((!job_finished)); then
-  check "sliding windows: the last run, restored at p=1, runs to the end"
-  run "$WEIR" run -p 1 -D "rest.port=$(free_port)" "${conf[@]}" -s "$restore_from" \
-    "$WINDOW_SUM" --count "$count" --window-ms "$window" --slide-ms 50 --output "$out"
-  expect_rc 0
-  expect_out_has "has finished."
-  pass
-fi
+kill_rounds "sliding windows: " "2 3" 1 --count "$count" --window-ms "$window" --slide-ms 50 --output "$out"
 check "sliding windows: through the kills every window and key was committed once with its sum and count"
 expected_sliding_window_sum "$count" "$window" 50 "$tmp/expected-sliding"
 expect_committed "$tmp/expected-sliding" "$out" "window_sum --slide-ms 50 through kill -9"
