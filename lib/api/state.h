@@ -68,8 +68,10 @@ struct AggregateFunction {
   std::function<Acc()> create_accumulator;
   std::function<Acc(const In&, Acc)> add;
   std::function<Out(const Acc&)> get_result;
-  // Two accumulators as one (Flink's merge): what session windows need when they merge;
-  // may stay empty for other uses.
+  // Two accumulators as one (Flink's merge): what session windows need when they merge.
+  // Sliding windows use it to keep one accumulator per slide, merged when a window fires,
+  // so it must give what folding both accumulators' records in any order gives. May stay
+  // empty for other uses.
   std::function<Acc(Acc, const Acc&)> merge = {};
 };
 
