@@ -459,6 +459,8 @@ class WindowOperator final
       }
     }
     if constexpr (Assigner::kEventTime) {
+      // Only a window the watermark passed fires again; the earliest ends first (last).
+      if (windows_.back().MaxTimestamp() > timers_->CurrentWatermark()) return;
       for (const TimeWindow& w : windows_) {
         if (!IsLate(w) && w.MaxTimestamp() <= timers_->CurrentWatermark()) Fire(w);
       }
