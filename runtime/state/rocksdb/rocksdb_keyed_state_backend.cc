@@ -324,11 +324,19 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
       // no read view isolates: switch to a new memtable first (the old one becomes
       // immutable and is flushed in the background), so that everything the snapshot
       // reads stays as it is while the task goes on writing.
+      // While the memtables waiting for their flush stop writes (snapshots taken faster
+      // than the background flushes them), RocksDB refuses a switch that does not wait
+      // (TryAgain): then the switch waits for the flush, as the task's next write would.
       rocksdb::FlushOptions flush;
       flush.wait = false;
       flush.allow_write_stall = true;
       if (!inst_->handles.empty()) {
-        ThrowIfFailed(inst_->db->Flush(flush, inst_->handles), "switching memtables before a snapshot");
+        rocksdb::Status switched = inst_->db->Flush(flush, inst_->handles);
+        if (switched.IsTryAgain()) {
+          flush.wait = true;
+          switched = inst_->db->Flush(flush, inst_->handles);
+        }
+        ThrowIfFailed(switched, "switching memtables before a snapshot");
       }
       return std::make_unique<FullSnapshot>(inst_, range_);
     }
