@@ -199,13 +199,16 @@ class RecordWriterOutput final : public Output<T> {
   void Append(int channel, const T& record, KeyHash hash = {}) {
     if constexpr (DirectWriter<T>::kDefined) {
       // Numbers, short strings and pairs of those: written inline where the buffer has
-      // room (the rest, out of line).
+      // room (the rest, out of line), after the timestamp and the KeyHash as Serialize
+      // writes them.
       const size_t record_size = DirectWriter<T>::Size(record);
-      const size_t size = (kHashed ? key_hash_bytes_ : 0) + record_size;
+      const size_t timestamp_size = with_timestamps_ ? sizeof(int64_t) : 0;
+      const size_t size = timestamp_size + (kHashed ? key_hash_bytes_ : 0) + record_size;
       OpenBuffer& open = writer_->open(channel);
-      if (!with_timestamps_ && record_size != 0 && open.used + size <= AppendEnd(open)) [[likely]] {
+      if (record_size != 0 && open.used + size <= AppendEnd(open)) [[likely]] {
         uint8_t* at = open.bytes.data() + open.used;
-        if constexpr (kHashed) WriteKeyHash(at, hash, key_hash_bytes_);
+        if (with_timestamps_) DirectWriter<int64_t>::Write(at, CurrentRecordTimestamp());
+        if constexpr (kHashed) WriteKeyHash(at + timestamp_size, hash, key_hash_bytes_);
         DirectWriter<T>::Write(at + (size - record_size), record);
         open.used += size;
         ++open.records;

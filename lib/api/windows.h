@@ -354,13 +354,14 @@ template <class K, class T, class Result, class KeyF, class Assigner, class Cont
 class WindowOperator final
     : public KeyedOperatorBase<K>,
       public WithOutput<std::conditional_t<kLateSideOutput, SideOutputRecord<Result>, Result>>,
-      public Output<T> {
+      public KeyedOperatorInput<WindowOperator<K, T, Result, KeyF, Assigner, Contents, kLateSideOutput>, K, T, KeyF> {
   using Out = std::conditional_t<kLateSideOutput, SideOutputRecord<Result>, Result>;
+  using Input_ = KeyedOperatorInput<WindowOperator, K, T, KeyF>;
 
  public:
   WindowOperator(KeyF key_fn, Assigner assigner, int64_t allowed_lateness_ms, Contents contents,
                  OutputTag<T> late_tag = OutputTag<T>("late data"))
-      : key_fn_(std::move(key_fn)), assigner_(std::move(assigner)), lateness_(allowed_lateness_ms),
+      : Input_(std::move(key_fn)), assigner_(std::move(assigner)), lateness_(allowed_lateness_ms),
         contents_(std::move(contents)), late_tag_(std::move(late_tag)) {
     if constexpr (requires { assigner_.slide(); }) {
       const int64_t size = assigner_.size(), slide = assigner_.slide();
@@ -383,8 +384,19 @@ class WindowOperator final
     timers_->Restore();
   }
 
-  void Collect(const T& record) override {
-    this->backend_->SetCurrentKey(key_fn_(record));
+  void ProcessWatermark(int64_t watermark) override {
+    timers_->AdvanceWatermark(watermark, [this](int64_t ts, const K&) { OnTimer(ts); });
+    this->EmitWatermark(watermark);
+  }
+  int64_t NextProcessingTime() override { return timers_->NextProcessingTime(); }
+  void AdvanceProcessingTime(int64_t now_ms) override {
+    timers_->AdvanceProcessingTime(now_ms, [this](int64_t ts, const K&) { OnTimer(ts); });
+  }
+
+ private:
+  friend Input_;
+  // Processes `record` under its key, the current key (KeyedOperatorInput made it so).
+  void Process(const T& record) {
     int64_t ts;
     if constexpr (Assigner::kEventTime) {
       ts = CurrentRecordTimestamp();
@@ -429,16 +441,6 @@ class WindowOperator final
     }
   }
 
-  void ProcessWatermark(int64_t watermark) override {
-    timers_->AdvanceWatermark(watermark, [this](int64_t ts, const K&) { OnTimer(ts); });
-    this->EmitWatermark(watermark);
-  }
-  int64_t NextProcessingTime() override { return timers_->NextProcessingTime(); }
-  void AdvanceProcessingTime(int64_t now_ms) override {
-    timers_->AdvanceProcessingTime(now_ms, [this](int64_t ts, const K&) { OnTimer(ts); });
-  }
-
- private:
   // Sliding windows kept by pane (see AccumulatorContents::UsePanes): the record is folded
   // into the pane its windows (windows_, the latest start first) share; each window that
   // pane is in gets its timers when the pane is made, and those that fired already fire
@@ -546,7 +548,6 @@ class WindowOperator final
     contents_.Fire(this->backend_->current_key(), WindowContext(w, timers_->CurrentWatermark()), *results_);
   }
 
-  KeyF key_fn_;
   Assigner assigner_;
   int64_t lateness_;
   Contents contents_;
