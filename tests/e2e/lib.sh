@@ -396,6 +396,20 @@ with open(path, "w") as f:
 EOF
 }
 
+# expected_window_sum N W FILE: the lines window_sum --count N --window-ms W commits.
+expected_window_sum() {
+  awk -v n="$1" -v w="$2" 'BEGIN { for (i = 1; i <= n; i++) {
+    s = i - i % w; k = (i % 2) ? "odd" : "even"; id = s "," (s + w) "," k; sum[id] += i; cnt[id]++ }
+    for (id in sum) printf "%s,%.0f,%d\n", id, sum[id], cnt[id] }' >"$3"
+}
+# expected_sliding_window_sum N W S FILE: the lines window_sum --count N --window-ms W
+# --slide-ms S commits (each n is in W/S windows).
+expected_sliding_window_sum() {
+  awk -v n="$1" -v w="$2" -v sl="$3" 'BEGIN { for (i = 1; i <= n; i++) {
+    k = (i % 2) ? "odd" : "even"
+    for (s = i - i % sl; s > i - w; s -= sl) { id = s "," (s + w) "," k; sum[id] += i; cnt[id]++ } }
+    for (id in sum) printf "%s,%.0f,%d\n", id, sum[id], cnt[id] }' >"$4"
+}
 # expected_word_counts INPUT_DIR FILE: the lines word_count must commit, sorted: for a word
 # seen T times, "<word>,1" .. "<word>,T".
 expected_word_counts() {

@@ -91,12 +91,8 @@ soak() {
   check "$what (seed $seed): the committed output holds every result exactly once"
   case "$what" in
     word) expected_word_counts "$in" "$dir/expected" ;;
-    sliding) awk -v n=40000 -v w=250 -v sl=50 'BEGIN { for (i = 1; i <= n; i++) { k = (i % 2) ? "odd" : "even"
-      for (s = i - i % sl; s > i - w; s -= sl) { id = s "," (s + w) "," k; sum[id] += i; cnt[id]++ } }
-      for (id in sum) printf "%s,%.0f,%d\n", id, sum[id], cnt[id] }' >"$dir/expected" ;;
-    tumbling) awk -v n=40000 -v w=250 'BEGIN { for (i = 1; i <= n; i++) {
-      s = i - i % w; k = (i % 2) ? "odd" : "even"; id = s "," (s + w) "," k; sum[id] += i; cnt[id]++ }
-      for (id in sum) printf "%s,%.0f,%d\n", id, sum[id], cnt[id] }' >"$dir/expected" ;;
+    sliding) expected_sliding_window_sum 40000 250 50 "$dir/expected" ;;
+    tumbling) expected_window_sum 40000 250 "$dir/expected" ;;
   esac
   expect_committed "$dir/expected" "$out" "$what"
   pass

@@ -12,20 +12,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 WINDOW_SUM="$BUILD_DIR/examples/window_sum.so"
 [[ -e "$WINDOW_SUM" ]] || fail "'$WINDOW_SUM' was not built (ninja -C $BUILD_DIR window_sum)"
 
-# expected_window_sum N W FILE: the lines window_sum --count N --window-ms W commits.
-expected_window_sum() {
-  awk -v n="$1" -v w="$2" 'BEGIN { for (i = 1; i <= n; i++) {
-    s = i - i % w; k = (i % 2) ? "odd" : "even"; id = s "," (s + w) "," k; sum[id] += i; cnt[id]++ }
-    for (id in sum) printf "%s,%.0f,%d\n", id, sum[id], cnt[id] }' >"$3"
-}
-# expected_sliding_window_sum N W S FILE: the lines window_sum --count N --window-ms W
-# --slide-ms S commits (each n is in W/S windows).
-expected_sliding_window_sum() {
-  awk -v n="$1" -v w="$2" -v sl="$3" 'BEGIN { for (i = 1; i <= n; i++) {
-    k = (i % 2) ? "odd" : "even"
-    for (s = i - i % sl; s > i - w; s -= sl) { id = s "," (s + w) "," k; sum[id] += i; cnt[id]++ } }
-    for (id in sum) printf "%s,%.0f,%d\n", id, sum[id], cnt[id] }' >"$4"
-}
 # committed_lines DIR: the committed lines, sorted.
 committed_lines() { cat "$1"/part-* 2>/dev/null | sort; }
 
