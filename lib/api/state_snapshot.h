@@ -158,6 +158,13 @@ struct RestoredOperatorList {
   std::vector<Bytes> elements;
 };
 
+// The in-flight data of one subtask of an unaligned checkpoint, as restored.
+struct RestoredChannelState {
+  StreamHandle handle;
+  int old_subtask = 0;
+  int old_parallelism = 1;
+};
+
 struct RestoredState {
   bool restored = false;
   // Every subtask of the operator had finished: the operator is started finished.
@@ -168,11 +175,10 @@ struct RestoredState {
   std::map<std::string, RestoredKeyedState> keyed;              // by state name
   std::vector<KeyedStateHandle> native_keyed;
   std::map<std::string, RestoredOperatorList> operator_lists;  // by state name
-  // The in-flight data the subtask replays before its live input (head operators):
-  // channel state streams, and whether only the records of its key groups are kept
-  // (a hash edge restored at another parallelism).
-  std::vector<StreamHandle> channel_state;
-  bool filter_channel_state = false;
+  // The in-flight data the subtask replays before its live input (head operators): the
+  // channel state streams of the old subtasks it takes records from, of which it replays
+  // what runtime::InFlightShareOf gives it, input by input.
+  std::vector<RestoredChannelState> channel_state;
 };
 
 // The in-flight input data of a task in an unaligned checkpoint: the data buffers of

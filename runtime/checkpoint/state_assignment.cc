@@ -1,5 +1,9 @@
 #include "runtime/checkpoint/state_assignment.h"
 
+#include <algorithm>
+
+#include "runtime/core/execution_plan.h"
+
 namespace weir::runtime {
 
 bool IsFullyFinished(const CompletedSnapshot::Operator& op) {
@@ -78,40 +82,18 @@ RestoredState AssignState(const CompletedSnapshot::Operator& op, const std::vect
   return r;
 }
 
-void AssignChannelState(const CompletedSnapshot::Operator& op, int parallelism, int subtask, ShipStrategy input,
-                        RestoredState* r) {
+void AssignChannelState(const CompletedSnapshot::Operator& op, const std::vector<ShipStrategy>& inputs,
+                        int parallelism, int subtask, RestoredState* r) {
   r->channel_state.clear();
-  r->filter_channel_state = false;
   const int old_parallelism = static_cast<int>(op.subtasks.size());
   for (int s = 0; s < old_parallelism; ++s) {
     const auto& handle = op.subtasks[s].channel_state;
     if (!handle) continue;
-    bool mine = false;
-    if (parallelism == old_parallelism) {
-      mine = s == subtask;
-    } else if (input == ShipStrategy::kHash) {
-      mine = true;
-      r->filter_channel_state = true;
-    } else {
-      mine = s % parallelism == subtask;
-    }
-    if (mine) r->channel_state.push_back(*handle);
+    const bool mine = std::any_of(inputs.begin(), inputs.end(), [&](ShipStrategy input) {
+      return InFlightShareOf(input, s, old_parallelism, subtask, parallelism) != InFlightShare::kNone;
+    });
+    if (mine) r->channel_state.push_back({*handle, s, old_parallelism});
   }
-}
-
-Status CheckChannelStateRescalable(const CompletedSnapshot::Operator& op, int parallelism, ShipStrategy input) {
-  if (input != ShipStrategy::kBroadcast || static_cast<int>(op.subtasks.size()) == parallelism) return Status::OK();
-  for (const auto& s : op.subtasks) {
-    if (s.channel_state && s.channel_state->size > 0) {
-      return Status::FailedPrecondition("operator '" + op.name + "' holds in-flight data of a broadcast input in " +
-                                        "this unaligned checkpoint, which cannot be restored at another parallelism (" +
-                                        std::to_string(parallelism) + " instead of " +
-                                        std::to_string(op.subtasks.size()) + ")")
-          .WithHint("restore at parallelism " + std::to_string(op.subtasks.size()) +
-                    ", take a savepoint (savepoints are always aligned) and rescale from it");
-    }
-  }
-  return Status::OK();
 }
 
 }  // namespace weir::runtime

@@ -27,15 +27,10 @@ RestoredState AssignState(const CompletedSnapshot::Operator& op, const std::vect
 
 // The in-flight data (channel state of an unaligned checkpoint) subtask `subtask` of a
 // task at `parallelism` replays, from `op`, the head operator of the task, whose input
-// edge has `input`: at the same parallelism its own; else on a hash edge every old
-// subtask's, filtered to its key groups; on other edges that of the old subtasks i
-// with i mod parallelism = subtask. Sets r->channel_state and r->filter_channel_state.
-void AssignChannelState(const CompletedSnapshot::Operator& op, int parallelism, int subtask, ShipStrategy input,
-                        RestoredState* r);
-
-// FailedPrecondition when in-flight data of `op` cannot be given to `parallelism`
-// subtasks: a broadcast edge rescaled (each old subtask's copy is its own), naming
-// the operator and the way out.
-Status CheckChannelStateRescalable(const CompletedSnapshot::Operator& op, int parallelism, ShipStrategy input);
+// edges have the strategies `inputs`: the old subtasks' streams of which InFlightShareOf
+// gives it records on some input (the task picks them input by input). Sets
+// r->channel_state.
+void AssignChannelState(const CompletedSnapshot::Operator& op, const std::vector<ShipStrategy>& inputs,
+                        int parallelism, int subtask, RestoredState* r);
 
 }  // namespace weir::runtime

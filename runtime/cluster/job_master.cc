@@ -130,13 +130,6 @@ Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph
             .WithHint("choose -p " + std::to_string(vertex.max_parallelism) + " or less");
       }
     }
-    // In-flight data of an unaligned checkpoint on a broadcast edge keeps its parallelism.
-    for (const auto& vertex : plan.vertices) {
-      auto it = loaded.operators.find(plan.node_uids[vertex.chain[0]]);
-      if (it == loaded.operators.end() || vertex.inputs.empty()) continue;
-      WEIR_RETURN_IF_ERROR(
-          CheckChannelStateRescalable(it->second, vertex.parallelism, ChannelStateStrategy(plan, vertex)));
-    }
     // FLIP-147: an operator that had finished everywhere is started finished; nothing
     // that still runs may feed it.
     for (const auto& vertex : plan.vertices) {
@@ -353,8 +346,9 @@ void JobMaster::Deploy(const RestorePoint* restore_from) {
           spec.restored[uid] = AssignState(op->second, restore_from->operator_states.at(uid), vertex.parallelism,
                                            vertex.max_parallelism, s);
           if (node == vertex.chain[0] && !vertex.inputs.empty()) {
-            AssignChannelState(op->second, vertex.parallelism, s, ChannelStateStrategy(plan_, vertex),
-                               &spec.restored[uid]);
+            std::vector<ShipStrategy> inputs;
+            for (int e : vertex.inputs) inputs.push_back(plan_.edges[e].strategy);
+            AssignChannelState(op->second, inputs, vertex.parallelism, s, &spec.restored[uid]);
           }
         }
       }

@@ -124,14 +124,19 @@ std::vector<int> InputChannelOffsets(const ExecutionPlan& plan, const PlanVertex
   return offsets;
 }
 
-ShipStrategy ChannelStateStrategy(const ExecutionPlan& plan, const PlanVertex& vertex) {
-  bool hash = false;
-  for (int e : vertex.inputs) {
-    if (plan.edges[e].strategy == ShipStrategy::kBroadcast) return ShipStrategy::kBroadcast;
-    hash = hash || plan.edges[e].strategy == ShipStrategy::kHash;
+InFlightShare InFlightShareOf(ShipStrategy strategy, int old_subtask, int old_parallelism, int subtask,
+                              int parallelism) {
+  if (parallelism == old_parallelism) return old_subtask == subtask ? InFlightShare::kAll : InFlightShare::kNone;
+  switch (strategy) {
+    case ShipStrategy::kHash:
+      return InFlightShare::kOwnKeyGroups;
+    case ShipStrategy::kBroadcast:
+      return old_subtask == subtask % old_parallelism ? InFlightShare::kAll : InFlightShare::kNone;
+    case ShipStrategy::kForward:
+    case ShipStrategy::kRebalance:
+      break;
   }
-  if (hash) return ShipStrategy::kHash;
-  return vertex.inputs.empty() ? ShipStrategy::kForward : plan.edges[vertex.inputs[0]].strategy;
+  return old_subtask % parallelism == subtask ? InFlightShare::kAll : InFlightShare::kNone;
 }
 
 }  // namespace weir::runtime

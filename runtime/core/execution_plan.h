@@ -53,9 +53,16 @@ Result<ExecutionPlan> BuildExecutionPlan(const StreamGraph& graph, int default_p
 // PlanVertex::inputs order); the last element is the number of channels.
 std::vector<int> InputChannelOffsets(const ExecutionPlan& plan, const PlanVertex& vertex);
 
-// How the in-flight data at `vertex`'s input is given out on a restore at another
-// parallelism: kBroadcast when an input is broadcast (it cannot be), else kHash when an
-// input is hashed (every subtask filters its key groups), else the first input's.
-ShipStrategy ChannelStateStrategy(const ExecutionPlan& plan, const PlanVertex& vertex);
+// Which records subtask `subtask` of `parallelism` replays of the in-flight data that old
+// subtask `old_subtask` of `old_parallelism` captured on an input edge of `strategy` (the
+// channel state of an unaligned checkpoint). At the same parallelism: its own, whole.
+// Rescaled: on a hash edge every old subtask's records of its key groups; on a broadcast
+// edge the whole of old subtask `subtask mod old_parallelism`, whose broadcast state it
+// takes too (AssignState), so that the broadcast records in that state and those still in
+// flight are the same as old subtask's, none twice and none missing; on other edges the
+// whole of the old subtasks i with i mod parallelism = subtask.
+enum class InFlightShare { kNone, kAll, kOwnKeyGroups };
+InFlightShare InFlightShareOf(ShipStrategy strategy, int old_subtask, int old_parallelism, int subtask,
+                              int parallelism);
 
 }  // namespace weir::runtime

@@ -629,8 +629,9 @@ bool Task::OutputsAvailable() const {
 }
 
 // A restored task first processes the in-flight data of the unaligned checkpoint it
-// was restored from (at another parallelism over a hash edge, only its key groups'
-// records), before any live input: records of a key keep their order.
+// was restored from, before any live input: records of a key keep their order. At
+// another parallelism it takes, input by input, what InFlightShareOf gives it (over a hash
+// edge only its key groups' records).
 void Task::ReplayChannelState() {
   auto& impl = *impl_;
   auto restored = spec_.restored.find(impl.uids.empty() ? std::string() : impl.uids[0]);
@@ -638,7 +639,8 @@ void Task::ReplayChannelState() {
   const auto& vertex = spec_.plan->vertices[spec_.vertex];
   const StreamNode& head = spec_.graph->nodes[vertex.chain[0]];
   const KeyGroupRange range = KeyGroupRangeForOperator(vertex.max_parallelism, vertex.parallelism, spec_.subtask);
-  for (const StreamHandle& handle : restored->second.channel_state) {
+  for (const RestoredChannelState& in_flight : restored->second.channel_state) {
+    const StreamHandle& handle = in_flight.handle;
     const std::string what = handle.is_inline() ? "of " + name_ : "'" + handle.path + "'";
     auto bytes = ReadStateStream(handle);
     if (!bytes.ok()) throw StateRestoreError("cannot restore the in-flight data of " + name_ + ": " + bytes.status().ToString());
@@ -653,17 +655,15 @@ void Task::ReplayChannelState() {
                                 std::to_string(k) + " of an operator with " + std::to_string(impl.readers.size()));
       }
       const PlanEdge& edge = spec_.plan->edges[vertex.inputs[k]];
+      const InFlightShare share =
+          InFlightShareOf(edge.strategy, in_flight.old_subtask, in_flight.old_parallelism, spec_.subtask, vertex.parallelism);
+      if (share == InFlightShare::kNone) continue;
       const bool with_timestamps = spec_.graph->nodes[head.inputs[k].source_node].timestamped;
-      const bool hashed = edge.strategy == ShipStrategy::kHash;
-      if (hashed && !state->key_hashes) {
+      if (edge.strategy == ShipStrategy::kHash && !state->key_hashes) {
         // Written before the records of hash edges carried their key hashes.
         buffer = InputType(head, k).AddKeyHashes(buffer, with_timestamps, edge.key_selector, vertex.max_parallelism);
       }
-      if (restored->second.filter_channel_state) {
-        if (!hashed) {
-          throw StateRestoreError("cannot restore the in-flight data of " + name_ + " at another parallelism: input " +
-                                  std::to_string(k) + " is not keyed while the other is");
-        }
+      if (share == InFlightShare::kOwnKeyGroups) {
         buffer = InputType(head, k).FilterByKeyGroups(buffer, with_timestamps, edge.key_selector, range);
       }
       if (impl.clear_timestamps[k]) SetCurrentRecordTimestamp(kNoTimestamp);

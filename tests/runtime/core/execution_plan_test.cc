@@ -103,8 +103,6 @@ TEST_CASE("execution plan: a two-input operator heads a vertex with one input ed
   CHECK(plan->edges[vertex.inputs[1]].strategy == weir::ShipStrategy::kBroadcast);
   // Channels: 2 of the numbers' subtasks, then 1 of the rules'.
   CHECK(weir::runtime::InputChannelOffsets(*plan, vertex) == std::vector<int>{0, 2, 3});
-  CHECK(weir::runtime::ChannelStateStrategy(*plan, vertex) == weir::ShipStrategy::kBroadcast);
-  CHECK(weir::runtime::ChannelStateStrategy(*plan, plan->vertices[0]) == weir::ShipStrategy::kForward);
 }
 
 namespace {
@@ -135,10 +133,35 @@ TEST_CASE("execution plan: ConnectedStreams::KeyBy hashes both inputs, each with
   CHECK(plan->edges[vertex.inputs[0]].strategy == weir::ShipStrategy::kHash);
   CHECK(plan->edges[vertex.inputs[1]].strategy == weir::ShipStrategy::kHash);
   CHECK(weir::runtime::InputChannelOffsets(*plan, vertex) == std::vector<int>{0, 2, 4});
-  CHECK(weir::runtime::ChannelStateStrategy(*plan, vertex) == weir::ShipStrategy::kHash);
   const weir::StreamNode& node = env.graph().nodes[vertex.chain[0]];
   CHECK(node.is_keyed);
   CHECK(node.in_type != nullptr);
   CHECK(node.in_type2 != nullptr);
   CHECK(node.in_type != node.in_type2);
+}
+
+TEST_CASE("execution plan: in-flight data restored at another parallelism goes input by input", "[runtime][unaligned]") {
+  using weir::ShipStrategy;
+  using weir::runtime::InFlightShare;
+  using weir::runtime::InFlightShareOf;
+  // The same parallelism: each subtask its own, whatever the edge.
+  for (ShipStrategy s : {ShipStrategy::kForward, ShipStrategy::kHash, ShipStrategy::kRebalance, ShipStrategy::kBroadcast}) {
+    CHECK(InFlightShareOf(s, 1, 3, 1, 3) == InFlightShare::kAll);
+    CHECK(InFlightShareOf(s, 0, 3, 1, 3) == InFlightShare::kNone);
+  }
+  // Hash: every old subtask's records of the new subtask's key groups.
+  CHECK(InFlightShareOf(ShipStrategy::kHash, 0, 2, 2, 3) == InFlightShare::kOwnKeyGroups);
+  CHECK(InFlightShareOf(ShipStrategy::kHash, 2, 3, 0, 1) == InFlightShare::kOwnKeyGroups);
+  // Broadcast, 2 -> 3: new subtask j takes old subtask j mod 2 whole (as its broadcast state).
+  CHECK(InFlightShareOf(ShipStrategy::kBroadcast, 0, 2, 2, 3) == InFlightShare::kAll);
+  CHECK(InFlightShareOf(ShipStrategy::kBroadcast, 1, 2, 2, 3) == InFlightShare::kNone);
+  CHECK(InFlightShareOf(ShipStrategy::kBroadcast, 1, 2, 1, 3) == InFlightShare::kAll);
+  // Broadcast, 3 -> 2: old subtask 2's copy is dropped with its broadcast state.
+  CHECK(InFlightShareOf(ShipStrategy::kBroadcast, 0, 3, 0, 2) == InFlightShare::kAll);
+  CHECK(InFlightShareOf(ShipStrategy::kBroadcast, 2, 3, 0, 2) == InFlightShare::kNone);
+  CHECK(InFlightShareOf(ShipStrategy::kBroadcast, 2, 3, 1, 2) == InFlightShare::kNone);
+  // Other edges, 3 -> 2: old subtask i to new subtask i mod 2.
+  CHECK(InFlightShareOf(ShipStrategy::kRebalance, 2, 3, 0, 2) == InFlightShare::kAll);
+  CHECK(InFlightShareOf(ShipStrategy::kRebalance, 1, 3, 0, 2) == InFlightShare::kNone);
+  CHECK(InFlightShareOf(ShipStrategy::kForward, 1, 3, 1, 2) == InFlightShare::kAll);
 }

@@ -1111,8 +1111,8 @@ TEST_CASE("channel state: in-flight records are replayed first, also those writt
   REQUIRE(handle.ok());
   weir::RestoredState restored;
   restored.restored = true;
-  restored.channel_state.push_back(*handle);
-  restored.filter_channel_state = filtered;
+  // Filtered: from subtask 0 of 2 into the one subtask here.
+  restored.channel_state.push_back({*handle, 0, filtered ? 2 : 1});
 
   Harness h(2, /*exactly_once=*/true, {.unaligned = true, .restored = &restored});
   h.Data(0, {5});

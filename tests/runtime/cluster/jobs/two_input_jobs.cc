@@ -10,9 +10,11 @@
 //                   keyed by n % 10; per key the sums of each input in keyed state, emitted
 //                   by an event-time timer at N: lines "<key>,<sum 1>,<sum 2>". --pause-us
 //                   makes each record take U microseconds (backpressure on both inputs).
-//   BroadcastProcess --count N --rules R: numbers 1..N and the rules 1..R broadcast
-//                   (the rules source at parallelism 1); each subtask writes "rule,<subtask>,<r>"
-//                   for each rule it stores in its broadcast state, and "n,<n>" per number.
+//   BroadcastProcess --count N --rules R [--pause-us U]: numbers 1..N and the rules 1..R
+//                   broadcast (the rules source at parallelism 1); each subtask writes
+//                   "rule,<subtask>,<r>" for each rule it stores in its broadcast state (and
+//                   fails on a rule it holds already), and "n,<n>" per number. --pause-us
+//                   makes each rule take U microseconds (backpressure on the broadcast input).
 //   SideOutputs     --kind co|keyed-co|broadcast|keyed-broadcast --count N [--fail-at n]
 //                   --output DIR --odd-output DIR --other-output DIR: numbers 1..N (input 1)
 //                   and 1..3 (input 2, broadcast for the broadcast kinds) through the
@@ -93,6 +95,7 @@ const weir::MapStateDescriptor<int64_t, bool> kRules("rules");
 
 class StoreRules final : public weir::BroadcastProcessFunction<int64_t, int64_t, std::string> {
  public:
+  explicit StoreRules(int64_t pause_us) : pause_us_(pause_us) {}
   void Open(weir::RuntimeContext& ctx) override { subtask_ = ctx.IndexOfThisSubtask(); }
   void ProcessElement(const int64_t& n, const weir::ReadOnlyBroadcastContext&,
                       weir::Collector<std::string>& out) override {
@@ -102,11 +105,13 @@ class StoreRules final : public weir::BroadcastProcessFunction<int64_t, int64_t,
                                weir::Collector<std::string>& out) override {
     auto& rules = ctx.GetBroadcastState(kRules);
     if (rules.Contains(r)) throw std::logic_error("rule " + std::to_string(r) + " arrived twice");
+    if (pause_us_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(pause_us_));
     rules.Put(r, true);
     out.Collect("rule," + std::to_string(subtask_) + "," + std::to_string(r));
   }
 
  private:
+  int64_t pause_us_;
   int subtask_ = 0;
 };
 
@@ -243,7 +248,7 @@ void KeyedCoProcess(weir::StreamExecutionEnvironment& env, const weir::JobArgs& 
 void BroadcastProcess(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
   int64_t n = args.GetInt("count", 100);
   auto rules = Numbers(env, "rules", args.GetInt("rules", 5)).SetParallelism(1).Broadcast(kRules);
-  Write(Numbers(env, "numbers", n).Connect(rules).Process(StoreRules()).Uid("broadcast-process"), args);
+  Write(Numbers(env, "numbers", n).Connect(rules).Process(StoreRules(args.GetInt("pause-us", 0))).Uid("broadcast-process"), args);
 }
 
 void SideOutputs(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
