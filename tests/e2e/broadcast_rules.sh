@@ -13,14 +13,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
 RULES="$BUILD_DIR/examples/broadcast_rules.so"
 [[ -e "$RULES" ]] || fail "'$RULES' was not built (ninja -C $BUILD_DIR broadcast_rules)"
 
-# expected_rules N DIVISORS FILE: the lines broadcast_rules --count N --divisors DIVISORS commits.
-expected_rules() {
-  awk -v n="$1" -v ds="$2" 'BEGIN { k = split(ds, d, ","); for (i = 1; i <= n; i++) {
-    p = i % 2; pos[p]++; m = ""
-    for (j = 1; j <= k; j++) if (i % d[j] == 0) m = m (m == "" ? "" : ";") d[j]
-    printf "%d,%s,%d,%s\n", i, p ? "odd" : "even", pos[p], m == "" ? "-" : m } }' >"$3"
-}
-# awk's split keeps the order given; the job lists the divisors in ascending order.
 divisors="3,5,7"
 cpdir="$tmp/checkpoints"
 conf=(-D execution.checkpointing.interval=100ms -D "execution.checkpointing.dir=$cpdir")

@@ -410,6 +410,14 @@ expected_sliding_window_sum() {
     for (s = i - i % sl; s > i - w; s -= sl) { id = s "," (s + w) "," k; sum[id] += i; cnt[id]++ } }
     for (id in sum) printf "%s,%.0f,%d\n", id, sum[id], cnt[id] }' >"$4"
 }
+# expected_rules N DIVISORS FILE: the lines broadcast_rules --count N --divisors DIVISORS commits
+# (DIVISORS in ascending order, as the job lists them).
+expected_rules() {
+  awk -v n="$1" -v ds="$2" 'BEGIN { k = split(ds, d, ","); for (i = 1; i <= n; i++) {
+    p = i % 2; pos[p]++; m = ""
+    for (j = 1; j <= k; j++) if (i % d[j] == 0) m = m (m == "" ? "" : ";") d[j]
+    printf "%d,%s,%d,%s\n", i, p ? "odd" : "even", pos[p], m == "" ? "-" : m } }' >"$3"
+}
 # expected_word_counts INPUT_DIR FILE: the lines word_count must commit, sorted: for a word
 # seen T times, "<word>,1" .. "<word>,T".
 expected_word_counts() {
@@ -424,6 +432,61 @@ for word, total in counts.items():
     for i in range(1, total + 1):
         print(f"{word},{i}")
 EOF
+}
+
+# expect_sessions N L OUT_DIR LATE_DIR: with the example's default keys, gap, session
+# length and pause, OUT_DIR holds each session of the on-time numbers once with all its
+# numbers, and every late number (every L-th) is committed once: as "late,<n>" in LATE_DIR,
+# or (when it came before the first watermark of a run) as a session of its own; some
+# went to LATE_DIR.
+expect_sessions() {
+  LAST_CMD="check the committed sessions of --count $1 --late-every $2"
+  local verdict
+  verdict="$(python3 - "$@" <<'EOF'
+import collections, glob, sys
+n, late_every, out_dir, late_dir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+keys, gap, length, pause = 4, 50, 100, 1000
+def lines(d):
+    out = []
+    for path in sorted(glob.glob(d + "/part-*")):
+        out += open(path).read().splitlines()
+    return out
+late = {i for i in range(1, n + 1) if late_every and i % late_every == 0}
+sessions = collections.defaultdict(list)
+for i in range(1, n + 1):
+    if i not in late:
+        sessions[(i % keys, i // length)].append(i)
+expected = collections.Counter()
+for (key, block), numbers in sessions.items():
+    ts = [i + block * pause for i in numbers]
+    expected["%d,%d,%d,%d,%s" % (key, min(ts), max(ts) + gap, len(numbers), " ".join(map(str, numbers)))] = 1
+own_session = {"%d,%d,%d,1,%d" % (i % keys, -1000 * i, -1000 * i + gap, i): i for i in late}
+committed = collections.Counter(lines(out_dir))
+late_lines = collections.Counter(lines(late_dir))
+problems = []
+dup = [l for l, c in list(committed.items()) + list(late_lines.items()) if c > 1]
+if dup: problems.append("committed more than once: %s" % dup[:2])
+missing = [l for l in expected if l not in committed]
+if missing: problems.append("%d sessions missing, e.g. %s" % (len(missing), missing[0][:80]))
+unexpected = [l for l in committed if l not in expected and l not in own_session]
+if unexpected: problems.append("%d unexpected sessions, e.g. %s" % (len(unexpected), unexpected[0][:80]))
+sided = collections.Counter()
+for l in late_lines:
+    if not l.startswith("late,") or int(l[5:]) not in late: problems.append("unexpected late line " + l)
+    else: sided[int(l[5:])] += 1
+for l in committed:
+    if l in own_session: sided[own_session[l]] += 1
+if set(sided) != late or any(c != 1 for c in sided.values()):
+    problems.append("late numbers not committed exactly once: %d of %d" % (len(sided), len(late)))
+# Which late numbers come before the first watermark of a run depends on time; the runs
+# last long enough for the side output to get some.
+if late and not late_lines:
+    problems.append("none of the %d late numbers went to the side output" % len(late))
+print("; ".join(problems) if problems else "ok %d sessions, %d late in the side output" % (len(expected), len(late_lines)))
+EOF
+)"
+  [[ "$verdict" == ok* ]] || fail "$verdict"
+  echo "  $verdict"
 }
 
 # expect_committed EXPECTED OUT_DIR WHAT: the committed part files of OUT_DIR hold exactly
