@@ -7,8 +7,10 @@
 # output. The jobs: word (word_count: a parallel file source, strings), sliding and
 # tumbling (window_sum in sliding windows, as panes, and in tumbling ones), sessions (the
 # sessions example: merging session windows with a side output for late records) and rules
-# (broadcast_rules: broadcast state, two inputs, a timer per record). The seeds fix each
-# run's choices, not its timing.
+# (broadcast_rules: broadcast state, two inputs, a timer per record) and keyed (number_sum
+# with 5000 keys and a throttled sink behind a rebalance: backpressure, so unaligned
+# checkpoints hold in-flight data of a hash and a rebalance edge). The seeds fix each run's
+# choices, not its timing.
 #
 #   bash tests/e2e/soak.sh [build-dir]
 #   SOAK_RUNS="SEED:JOB:ROUNDS ..." bash tests/e2e/soak.sh [build-dir]   (other runs than the fixed ones)
@@ -30,7 +32,7 @@ pick_conf() {
   return 0
 }
 
-# soak SEED JOB ROUNDS: JOB is word, sliding, tumbling, sessions or rules.
+# soak SEED JOB ROUNDS: JOB is word, sliding, tumbling, sessions, rules or keyed.
 soak() {
   local seed="$1" what="$2" rounds="$3" k p dir="$tmp/$1-$2"
   RANDOM="$seed"
@@ -56,7 +58,11 @@ soak() {
       job_so="$RULES"
       args=(--count 24000 --output "$out")
       rate=(--rate 3000) ;;
-    *) fail "unknown job '$what' (word, sliding, tumbling, sessions or rules)" ;;
+    keyed)
+      job_so="$NUMBER_SUM"
+      args=(--count 30000 --keys 5000 --sink-rate 1500 --output "$out")
+      rate=(--rate 2500) ;;
+    *) fail "unknown job '$what' (word, sliding, tumbling, sessions, rules or keyed)" ;;
   esac
   backend=hashmap
   restore_from=""
@@ -111,6 +117,7 @@ soak() {
     sliding) expected_sliding_window_sum 40000 250 50 "$dir/expected" ;;
     tumbling) expected_window_sum 40000 250 "$dir/expected" ;;
     rules) expected_rules 24000 3,5,7 "$dir/expected" ;;
+    keyed) expected_number_sum 30000 "$dir/expected" 5000 ;;
   esac
   if [[ "$what" == sessions ]]; then
     expect_sessions 20000 97 "$out" "$late"
@@ -137,6 +144,7 @@ else
   soak 4 tumbling 7
   soak 20 sessions 7
   soak 4 rules 7
+  soak 2 keyed 7
 fi
 
 finish
