@@ -60,6 +60,43 @@ std::vector<std::string> RunToEnd(const TempDir& tmp, const std::string& entry, 
   return CommittedLines(tmp.path() / "out");
 }
 
+// Runs `entry` of the test jobs at parallelism 2 with unaligned checkpoints into tmp/ck
+// (and its output into tmp/out) until a checkpoint holding in-flight data completed, then
+// cancels it. Returns the path of its newest checkpoint and, in `inputs`, the input of
+// every in-flight buffer that checkpoint holds for operator `uid`.
+std::string CancelWithDataInFlight(const TempDir& tmp, const std::string& entry, std::vector<std::string> args,
+                                   const std::string& uid, std::multiset<int>* inputs) {
+  LocalDispatcher dispatcher(CheckpointConfig(tmp / "ck", /*unaligned=*/true), tmp / "uploads");
+  JarRunRequest req;
+  req.entry_class = entry;
+  args.push_back("--output");
+  args.push_back(tmp / "out");
+  req.program_args = args;
+  req.parallelism = 2;
+  auto id = dispatcher.SubmitJobFile(kTwoInputJobs, req);
+  REQUIRE(id.ok());
+  REQUIRE(WaitUntil([&] {
+    auto stats = dispatcher.GetCheckpointStats(*id);
+    return stats.ok() && stats->latest_completed && stats->latest_completed->persisted_data > 0;
+  }));
+  REQUIRE(dispatcher.CancelJob(*id).ok());
+  REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kCanceled);
+  std::string note;
+  auto chk = weir::ResolveSnapshotPath(tmp / ("ck/" + id->ToHex()), &note);
+  REQUIRE(chk.ok());
+  auto snapshot = weir::LoadSnapshot(*chk);
+  REQUIRE(snapshot.ok());
+  for (const auto& s : snapshot->operators.at(uid).subtasks) {
+    if (!s.channel_state) continue;
+    auto bytes = weir::ReadStateStream(*s.channel_state);
+    REQUIRE(bytes.ok());
+    auto state = weir::DecodeChannelState(*bytes, "in the test");
+    REQUIRE(state.ok());
+    inputs->insert(state->inputs.begin(), state->inputs.end());
+  }
+  return *chk;
+}
+
 // The lines of KeyedCoProcess --count n: per key k the sums of 1..n with v % 10 == k.
 std::vector<std::string> ExpectedSumsPerKey(int64_t n) {
   std::vector<std::string> expected;
@@ -110,39 +147,14 @@ TEST_CASE("KeyedCoProcess restored from an unaligned checkpoint at another paral
           "[integration][two-input][unaligned]") {
   TempDir tmp;
   const int64_t n = 6000;
-  LocalDispatcher dispatcher(CheckpointConfig(tmp / "ck", /*unaligned=*/true), tmp / "uploads");
-  JarRunRequest req;
-  req.entry_class = "KeyedCoProcess";
-  req.program_args = {"--count", std::to_string(n), "--pause-us", "200", "--output", tmp / "out"};
-  req.parallelism = 2;
-  auto id = dispatcher.SubmitJobFile(kTwoInputJobs, req);
-  REQUIRE(id.ok());
   // Backpressured by the slow operator, the checkpoints hold in-flight data of both inputs.
-  REQUIRE(WaitUntil([&] {
-    auto stats = dispatcher.GetCheckpointStats(*id);
-    return stats.ok() && stats->latest_completed && stats->latest_completed->persisted_data > 0;
-  }));
-  REQUIRE(dispatcher.CancelJob(*id).ok());
-  REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kCanceled);
-  std::string note;
-  auto chk = weir::ResolveSnapshotPath(tmp / ("ck/" + id->ToHex()), &note);
-  REQUIRE(chk.ok());
-  auto snapshot = weir::LoadSnapshot(*chk);
-  REQUIRE(snapshot.ok());
-  std::set<int> inputs;
-  for (const auto& s : snapshot->operators.at("co-process").subtasks) {
-    if (!s.channel_state) continue;
-    auto bytes = weir::ReadStateStream(*s.channel_state);
-    REQUIRE(bytes.ok());
-    auto state = weir::DecodeChannelState(*bytes, "in the test");
-    REQUIRE(state.ok());
-    for (int input : state->inputs) inputs.insert(input);
-  }
-  INFO("inputs with in-flight data in checkpoint " << snapshot->id);
-  CHECK(inputs == std::set<int>{0, 1});
+  std::multiset<int> inputs;
+  const std::string chk = CancelWithDataInFlight(
+      tmp, "KeyedCoProcess", {"--count", std::to_string(n), "--pause-us", "200"}, "co-process", &inputs);
+  CHECK(std::set<int>(inputs.begin(), inputs.end()) == std::set<int>{0, 1});
 
   TempDir again;
-  CHECK(RunToEnd(again, "KeyedCoProcess", 3, {"--count", std::to_string(n)}, *chk) == ExpectedSumsPerKey(n));
+  CHECK(RunToEnd(again, "KeyedCoProcess", 3, {"--count", std::to_string(n)}, chk) == ExpectedSumsPerKey(n));
 }
 
 TEST_CASE("BroadcastProcess gives every subtask every broadcast record", "[integration][two-input]") {
@@ -166,42 +178,15 @@ TEST_CASE("BroadcastProcess rescaled from an unaligned checkpoint holds each rul
   const int numbers = 300;
   const int restored_p = GENERATE(3, 1);
   TempDir tmp;
-  LocalDispatcher dispatcher(CheckpointConfig(tmp / "ck", /*unaligned=*/true), tmp / "uploads");
-  JarRunRequest req;
-  req.entry_class = "BroadcastProcess";
   const std::vector<std::string> args = {"--count", std::to_string(numbers), "--rules", std::to_string(rules),
                                          "--pause-us", "50"};
-  req.program_args = args;
-  req.program_args.push_back("--output");
-  req.program_args.push_back(tmp / "out");
-  req.parallelism = 2;
-  auto id = dispatcher.SubmitJobFile(kTwoInputJobs, req);
-  REQUIRE(id.ok());
-  REQUIRE(WaitUntil([&] {
-    auto stats = dispatcher.GetCheckpointStats(*id);
-    return stats.ok() && stats->latest_completed && stats->latest_completed->persisted_data > 0;
-  }));
-  REQUIRE(dispatcher.CancelJob(*id).ok());
-  REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kCanceled);
-  std::string note;
-  auto chk = weir::ResolveSnapshotPath(tmp / ("ck/" + id->ToHex()), &note);
-  REQUIRE(chk.ok());
-  auto snapshot = weir::LoadSnapshot(*chk);
-  REQUIRE(snapshot.ok());
-  int rules_in_flight = 0;
-  for (const auto& s : snapshot->operators.at("broadcast-process").subtasks) {
-    if (!s.channel_state) continue;
-    auto bytes = weir::ReadStateStream(*s.channel_state);
-    REQUIRE(bytes.ok());
-    auto state = weir::DecodeChannelState(*bytes, "in the test");
-    REQUIRE(state.ok());
-    for (int input : state->inputs) rules_in_flight += input == 1;
-  }
-  INFO("checkpoint " << snapshot->id << ", restored at p=" << restored_p);
-  REQUIRE(rules_in_flight > 0);
+  std::multiset<int> inputs;
+  const std::string chk = CancelWithDataInFlight(tmp, "BroadcastProcess", args, "broadcast-process", &inputs);
+  INFO(chk << ", restored at p=" << restored_p);
+  REQUIRE(inputs.count(1) > 0);
 
   TempDir again;
-  const std::vector<std::string> after = RunToEnd(again, "BroadcastProcess", restored_p, args, *chk);
+  const std::vector<std::string> after = RunToEnd(again, "BroadcastProcess", restored_p, args, chk);
   // Committed by the first run (through the checkpoint, the last pending files by the
   // restored job), then by the restored one.
   const std::vector<std::string> before = CommittedLines(tmp.path() / "out");
