@@ -655,8 +655,8 @@ void Task::ReplayChannelState() {
                                 std::to_string(k) + " of an operator with " + std::to_string(impl.readers.size()));
       }
       const PlanEdge& edge = spec_.plan->edges[vertex.inputs[k]];
-      const InFlightShare share =
-          InFlightShareOf(edge.strategy, in_flight.old_subtask, in_flight.old_parallelism, spec_.subtask, vertex.parallelism);
+      const InFlightShare share = InFlightShareOf(edge.strategy, in_flight.old_subtask, in_flight.old_parallelism,
+                                                  spec_.subtask, vertex.parallelism);
       if (share == InFlightShare::kNone) continue;
       const bool with_timestamps = spec_.graph->nodes[head.inputs[k].source_node].timestamped;
       if (edge.strategy == ShipStrategy::kHash && !state->key_hashes) {

@@ -140,12 +140,14 @@ TEST_CASE("execution plan: ConnectedStreams::KeyBy hashes both inputs, each with
   CHECK(node.in_type != node.in_type2);
 }
 
-TEST_CASE("execution plan: in-flight data restored at another parallelism goes input by input", "[runtime][unaligned]") {
+TEST_CASE("execution plan: in-flight data restored at another parallelism goes input by input",
+          "[runtime][unaligned]") {
   using weir::ShipStrategy;
   using weir::runtime::InFlightShare;
   using weir::runtime::InFlightShareOf;
   // The same parallelism: each subtask its own, whatever the edge.
-  for (ShipStrategy s : {ShipStrategy::kForward, ShipStrategy::kHash, ShipStrategy::kRebalance, ShipStrategy::kBroadcast}) {
+  for (ShipStrategy s :
+       {ShipStrategy::kForward, ShipStrategy::kHash, ShipStrategy::kRebalance, ShipStrategy::kBroadcast}) {
     CHECK(InFlightShareOf(s, 1, 3, 1, 3) == InFlightShare::kAll);
     CHECK(InFlightShareOf(s, 0, 3, 1, 3) == InFlightShare::kNone);
   }

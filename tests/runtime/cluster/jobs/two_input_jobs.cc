@@ -248,7 +248,11 @@ void KeyedCoProcess(weir::StreamExecutionEnvironment& env, const weir::JobArgs& 
 void BroadcastProcess(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
   int64_t n = args.GetInt("count", 100);
   auto rules = Numbers(env, "rules", args.GetInt("rules", 5)).SetParallelism(1).Broadcast(kRules);
-  Write(Numbers(env, "numbers", n).Connect(rules).Process(StoreRules(args.GetInt("pause-us", 0))).Uid("broadcast-process"), args);
+  Write(Numbers(env, "numbers", n)
+            .Connect(rules)
+            .Process(StoreRules(args.GetInt("pause-us", 0)))
+            .Uid("broadcast-process"),
+        args);
 }
 
 void SideOutputs(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
