@@ -4,8 +4,8 @@
 # timer with its position among its parity and the rules that divide it) must commit each
 # number once with the right line, through injected failures, kill -9 of weir-runtime with
 # restores at another parallelism (every new subtask reading the broadcast state of an old
-# one, the rules source having finished), and stop-with-savepoint restored at another
-# parallelism. Bad --divisors are refused naming the option (exit code 1, as for every job argument).
+# one, the rules source having finished), kill -9 with unaligned checkpoints holding in-flight
+# data restored at p=3, 1 and 2, and stop-with-savepoint restored at another parallelism. Bad --divisors are refused naming the option (exit code 1, as for every job argument).
 #
 #   bash tests/e2e/broadcast_rules.sh [build-dir]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -67,6 +67,38 @@ check "through the kills every number was committed once with its position and r
 expected_rules "$count" "$divisors" "$tmp/expected-kill"
 expect_committed "$tmp/expected-kill" "$out" "broadcast_rules through kill -9"
 pass
+
+# As fast as it goes, the keyed side (a timer per number) holds the sources back: the
+# unaligned checkpoints hold in-flight data on its inputs, and each restore at another
+# parallelism gives it out edge by edge (broadcast: that of the old subtask whose
+# broadcast state the new one takes).
+count=6000000
+out="$tmp/out-unaligned"
+cpdir="$tmp/checkpoints-unaligned"
+crash_conf=(-D execution.checkpointing.interval=80ms -D "execution.checkpointing.dir=$cpdir"
+  -D execution.checkpointing.unaligned.enabled=true -D taskmanager.memory.segment-size=4kb)
+crash_after="0.2 0.6"
+restore_from=""
+job_finished=0
+in_flight=0
+for p in 2 3 1; do
+  check "unaligned: kill -9 round at p=$p${restore_from:+, restored from the newest checkpoint}"
+  crash_round "$p" "$RULES" --count "$count" --output "$out"
+  "$WEIR" inspect "$restore_from" 2>/dev/null | grep -q "(in-flight data: " && in_flight=$((in_flight + 1))
+  pass
+  ((job_finished)) && break
+done
+check "unaligned: restored checkpoints held in-flight data; the last run, restored at p=2, runs to the end"
+((in_flight > 0)) || fail "none of the checkpoints the kills left held in-flight data"
+if ((!job_finished)); then
+  run "$WEIR" run -p 2 -D "rest.port=$(free_port)" "${crash_conf[@]}" -s "$restore_from" "$RULES" --count "$count" \
+    --output "$out"
+  expect_rc 0
+fi
+expected_rules "$count" "$divisors" "$tmp/expected-unaligned"
+expect_committed "$tmp/expected-unaligned" "$out" "broadcast_rules through unaligned restores at p=3 and p=1"
+pass
+unset crash_after
 
 port="$(free_port)"
 start_runtime "$port" "${conf[@]}"
