@@ -170,7 +170,8 @@ struct RestoredState {
   // Every subtask of the operator had finished: the operator is started finished.
   bool finished = false;
   // The keyed state handles overlapping the subtask's key groups, as assigned; the task
-  // reads them into `keyed` (canonical and legacy handles) and `native_keyed`.
+  // reads the canonical and legacy ones into `keyed` for the heap (a byte-level backend
+  // reads them itself, a piece at a time) and moves the native ones to `native_keyed`.
   std::vector<KeyedStateHandle> keyed_handles;
   std::map<std::string, RestoredKeyedState> keyed;              // by state name
   std::vector<KeyedStateHandle> native_keyed;

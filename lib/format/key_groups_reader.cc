@@ -20,18 +20,12 @@ Status MergeKind(RestoredKeyedState& state, StateKind kind, bool legacy, const s
   return Status::OK();
 }
 
-Status ReadKeyGroupsHandle(const KeyGroupsHandle& h, KeyGroupRange range,
-                           std::map<std::string, RestoredKeyedState>* out) {
-  const int first = std::max(range.start, h.range.start);
-  const int last = std::min(range.end, h.range.end);
-  for (const auto& s : h.states) (*out)[s.name];  // registers the names even when empty here
-  if (first > last) return Status::OK();
-  const size_t a = static_cast<size_t>(first - h.range.start);
-  const size_t b = static_cast<size_t>(last - h.range.start);
+// A piece of a handle's stream: the sections of key groups a..b (indexes into `h`'s),
+// read and checked against their checksums.
+Result<Bytes> ReadKeyGroupSections(const KeyGroupsHandle& h, size_t a, size_t b, const std::string& what) {
   const uint64_t begin = h.offsets[a];
   const uint64_t end = h.offsets[b] + h.lengths[b];
   Bytes bytes;
-  const std::string what = h.stream.is_inline() ? std::string("inline keyed state") : "state file '" + h.stream.path + "'";
   if (h.stream.is_inline()) {
     if (end > h.stream.data.size()) return Status::Corruption(what + " is shorter than its key groups");
     bytes.assign(h.stream.data.begin() + static_cast<long>(begin), h.stream.data.begin() + static_cast<long>(end));
@@ -46,47 +40,69 @@ Status ReadKeyGroupsHandle(const KeyGroupsHandle& h, KeyGroupRange range,
     if (bytes.size() != end - begin) return Status::Corruption(what + " is shorter than its metadata says");
   }
   for (size_t i = a; i <= b; ++i) {
-    const uint8_t* section = bytes.data() + (h.offsets[i] - begin);
-    if (Crc32c(section, h.lengths[i]) != h.crcs[i]) {
+    if (Crc32c(bytes.data() + (h.offsets[i] - begin), h.lengths[i]) != h.crcs[i]) {
       return Status::Corruption(what + " fails the checksum of key group " +
                                 std::to_string(h.range.start + static_cast<int>(i)));
     }
-    try {
-      DataInput in(section, section + h.lengths[i]);
-      for (const auto& s : h.states) {
-        uint64_t n = in.ReadVarint();
-        if (n > in.remaining()) throw DeserializationError("rows beyond the key group");
-        auto& state = (*out)[s.name];
-        WEIR_RETURN_IF_ERROR(MergeKind(state, s.kind, false, s.name));
-        if (n > 0) state.key_groups[h.range.start + static_cast<int>(i)].assign(in.position(), in.position() + n);
-        in.Skip(n);
+  }
+  return bytes;
+}
+
+Status ForEachRowsOfHandle(const KeyGroupsHandle& h, KeyGroupRange range,
+                           const std::function<Status(const RestoredRows&)>& fn, size_t read_bytes) {
+  const int first = std::max(range.start, h.range.start);
+  const int last = std::min(range.end, h.range.end);
+  if (first > last) return Status::OK();
+  const std::string what = h.stream.is_inline() ? std::string("inline keyed state") : "state file '" + h.stream.path + "'";
+  size_t a = static_cast<size_t>(first - h.range.start);
+  const size_t b_last = static_cast<size_t>(last - h.range.start);
+  while (a <= b_last) {
+    // The key groups [a, b] of this piece: at least one, then as many as fit in read_bytes.
+    size_t b = a;
+    while (b < b_last && h.offsets[b + 1] + h.lengths[b + 1] - h.offsets[a] <= read_bytes) ++b;
+    WEIR_ASSIGN_OR_RETURN(Bytes bytes, ReadKeyGroupSections(h, a, b, what));
+    for (size_t i = a; i <= b; ++i) {
+      const int kg = h.range.start + static_cast<int>(i);
+      const uint8_t* section = bytes.data() + (h.offsets[i] - h.offsets[a]);
+      try {
+        DataInput in(section, section + h.lengths[i]);
+        for (const auto& s : h.states) {
+          const uint64_t n = in.ReadVarint();
+          if (n > in.remaining()) throw DeserializationError("rows beyond the key group");
+          if (n > 0) {
+            const std::string_view rows(reinterpret_cast<const char*>(in.position()), n);
+            WEIR_RETURN_IF_ERROR(fn(RestoredRows{s.name, s.kind, false, kg, rows}));
+          }
+          in.Skip(n);
+        }
+        if (!in.AtEnd()) throw DeserializationError("trailing bytes");
+      } catch (const DeserializationError& e) {
+        return Status::Corruption(what + " is corrupt in key group " + std::to_string(kg) + ": " + e.what());
       }
-      if (!in.AtEnd()) throw DeserializationError("trailing bytes");
-    } catch (const DeserializationError& e) {
-      return Status::Corruption(what + " is corrupt in key group " + std::to_string(h.range.start + static_cast<int>(i)) +
-                                ": " + e.what());
     }
+    a = b + 1;
   }
   return Status::OK();
 }
 
 }  // namespace
 
-Result<std::map<std::string, RestoredKeyedState>> ReadKeyGroups(const std::vector<KeyedStateHandle>& handles,
-                                                               KeyGroupRange range) {
-  std::map<std::string, RestoredKeyedState> out;
+Status ForEachRestoredRows(const std::vector<KeyedStateHandle>& handles, KeyGroupRange range,
+                           const std::function<Status(const RestoredRows&)>& fn, size_t read_bytes) {
   for (const auto& h : handles) {
     switch (h.type) {
       case KeyedStateHandle::Type::kKeyGroups:
-        WEIR_RETURN_IF_ERROR(ReadKeyGroupsHandle(h.key_groups, range, &out));
+        WEIR_RETURN_IF_ERROR(ForEachRowsOfHandle(h.key_groups, range, fn, read_bytes));
         break;
       case KeyedStateHandle::Type::kLegacy:
         for (const auto& t : h.legacy.tables) {
-          auto& state = out[t.name];
-          WEIR_RETURN_IF_ERROR(MergeKind(state, t.kind, true, t.name));
           for (int i = 0; i < h.legacy.range.size(); ++i) {
-            int kg = h.legacy.range.start + i;
-            if (range.Contains(kg) && !t.key_groups[i].empty()) state.key_groups[kg] = t.key_groups[i];
+            const int kg = h.legacy.range.start + i;
+            const Bytes& rows = t.key_groups[static_cast<size_t>(i)];
+            if (!range.Contains(kg) || rows.empty()) continue;
+            WEIR_RETURN_IF_ERROR(fn(RestoredRows{t.name, t.kind, true, kg,
+                                                 std::string_view(reinterpret_cast<const char*>(rows.data()),
+                                                                  rows.size())}));
           }
         }
         break;
@@ -94,6 +110,27 @@ Result<std::map<std::string, RestoredKeyedState>> ReadKeyGroups(const std::vecto
         break;
     }
   }
+  return Status::OK();
+}
+
+Result<std::map<std::string, RestoredKeyedState>> ReadKeyGroups(const std::vector<KeyedStateHandle>& handles,
+                                                               KeyGroupRange range) {
+  std::map<std::string, RestoredKeyedState> out;
+  // Every state a handle names is listed, with its kind, even without rows here.
+  for (const auto& h : handles) {
+    if (h.type != KeyedStateHandle::Type::kKeyGroups) continue;
+    for (const auto& s : h.key_groups.states) {
+      auto& state = out[s.name];
+      if (state.key_groups.empty()) state.kind = s.kind;
+    }
+  }
+  WEIR_RETURN_IF_ERROR(ForEachRestoredRows(handles, range, [&](const RestoredRows& r) {
+    auto& state = out[r.state];
+    WEIR_RETURN_IF_ERROR(MergeKind(state, r.kind, r.legacy, r.state));
+    const auto* rows = reinterpret_cast<const uint8_t*>(r.rows.data());
+    state.key_groups[r.key_group].assign(rows, rows + r.rows.size());
+    return Status::OK();
+  }));
   return out;
 }
 

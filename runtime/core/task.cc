@@ -365,25 +365,30 @@ void Task::SetUp() {
   }
 }
 
-// Reads the restored keyed state of operator k (the rows of its key groups; the
-// native handles stay for the backend) and makes its byte-level backend if the job
-// keeps keyed state off the heap. Throws naming the file or backend on failure.
+// Restores the keyed state of operator k: on the heap, reads the rows of its key
+// groups (the operator builds its tables from them); otherwise makes its byte-level
+// backend, which reads its handles itself (canonical rows a piece at a time). Throws
+// naming the file or backend on failure.
 void Task::RestoreKeyedState(int k, const StreamNode& node, OperatorContext& ctx) {
   auto& impl = *impl_;
   auto* restored = const_cast<RestoredState*>(ctx.restored);
   const KeyGroupRange range =
       KeyGroupRangeForOperator(ctx.task.max_parallelism, ctx.task.parallelism, ctx.task.subtask_index);
+  std::vector<KeyedStateHandle> key_groups;  // the canonical (and legacy) handles
   if (restored && !restored->keyed_handles.empty()) {
-    auto rows = ReadKeyGroups(restored->keyed_handles, range);
-    if (!rows.ok()) throw StateRestoreError("cannot restore the keyed state of " + name_ + ": " + rows.status().ToString());
-    restored->keyed = std::move(*rows);
     for (auto& h : restored->keyed_handles) {
-      if (h.type == KeyedStateHandle::Type::kNative) restored->native_keyed.push_back(std::move(h));
+      (h.type == KeyedStateHandle::Type::kNative ? restored->native_keyed : key_groups).push_back(std::move(h));
     }
     restored->keyed_handles.clear();
   }
+  const bool on_heap = !node.is_keyed || spec_.state_backend == "hashmap";
+  if (on_heap && !key_groups.empty()) {
+    auto rows = ReadKeyGroups(key_groups, range);
+    if (!rows.ok()) throw StateRestoreError("cannot restore the keyed state of " + name_ + ": " + rows.status().ToString());
+    restored->keyed = std::move(*rows);
+  }
   if (!node.is_keyed) return;
-  if (spec_.state_backend == "hashmap") {
+  if (on_heap) {
     if (restored && !restored->native_keyed.empty()) {
       throw StateRestoreError("the keyed state of " + name_ + " was written by the '" +
                                restored->native_keyed.front().native.backend +
@@ -403,9 +408,8 @@ void Task::RestoreKeyedState(int k, const StreamNode& node, OperatorContext& ctx
   bs.reuse_restored_files = spec_.reuse_restored_files;
   if (restored) {
     bs.restored_native = std::move(restored->native_keyed);
-    bs.restored_rows = std::move(restored->keyed);
+    bs.restored_key_groups = std::move(key_groups);
     restored->native_keyed.clear();
-    restored->keyed.clear();
   }
   auto backend = CreateBytesBackend(spec_.state_backend, bs);
   if (!backend.ok()) {

@@ -27,10 +27,11 @@ struct BytesBackendSpec {
   int max_parallelism = 128;
   KeyGroupRange range;
   const Configuration* config = nullptr;  // the job's
-  // Restored state: the backend's own handles overlapping `range`, and the canonical
-  // rows of its key groups.
+  // Restored state: the handles overlapping `range`, the backend's own (native) and
+  // those of canonical key groups (and legacy tables), which it reads a piece at a time
+  // (ForEachRestoredRows).
   std::vector<KeyedStateHandle> restored_native;
-  std::map<std::string, RestoredKeyedState> restored_rows;
+  std::vector<KeyedStateHandle> restored_key_groups;
   // Whether later incremental checkpoints may reference the restored files (a
   // failover restore, or restore mode CLAIM); otherwise the first checkpoint uploads
   // everything again (NO_CLAIM).

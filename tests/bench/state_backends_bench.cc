@@ -41,9 +41,9 @@ struct Subtask {
 
 Subtask Open(const std::string& type, const std::vector<weir::KeyedStateHandle>& handles) {
   Subtask s;
-  auto rows = weir::ReadKeyGroups(handles, kAll);
-  if (!rows.ok()) Die("reading key groups", rows.status());
   if (type == "hashmap") {
+    auto rows = weir::ReadKeyGroups(handles, kAll);
+    if (!rows.ok()) Die("reading key groups", rows.status());
     s.states = std::make_unique<weir::KeyedStates<int64_t>>(kMaxParallelism, kAll, std::move(*rows));
     return s;
   }
@@ -53,9 +53,8 @@ Subtask Open(const std::string& type, const std::vector<weir::KeyedStateHandle>&
   spec.max_parallelism = kMaxParallelism;
   spec.range = kAll;
   for (const auto& h : handles) {
-    if (h.type == weir::KeyedStateHandle::Type::kNative) spec.restored_native.push_back(h);
+    (h.type == weir::KeyedStateHandle::Type::kNative ? spec.restored_native : spec.restored_key_groups).push_back(h);
   }
-  spec.restored_rows = std::move(*rows);
   auto b = weir::runtime::CreateBytesBackend(type, spec);
   if (!b.ok()) Die("opening " + type, b.status());
   s.bytes = std::move(*b);

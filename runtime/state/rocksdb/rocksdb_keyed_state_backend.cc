@@ -22,6 +22,7 @@
 #include "lib/common/hash.h"
 #include "lib/common/ids.h"
 #include "lib/common/string_util.h"
+#include "lib/format/key_groups_reader.h"
 #include "lib/fs/file_system.h"
 #include "runtime/state/rocksdb/rocksdb_options.h"
 
@@ -494,44 +495,46 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     ThrowIfFailed(it->status(), "reading state keys");
   }
 
-  // Restore: canonical rows of the subtask's key groups.
-  Status WriteRows(const std::map<std::string, RestoredKeyedState>& restored) {
-    for (const auto& [name, state] : restored) {
-      if (state.key_groups.empty()) continue;
-      if (state.legacy) {
-        return Status::FailedPrecondition("the keyed state '" + name +
+  // Restore: the canonical rows of the subtask's key groups, read from `handles` a piece
+  // at a time and written in batches, so that a restore holds neither the rows nor the
+  // batches of the whole state in memory.
+  Status WriteRows(const std::vector<KeyedStateHandle>& handles) {
+    std::map<std::string, int, std::less<>> ids;  // by state name
+    rocksdb::WriteBatch batch;
+    std::string key;
+    WEIR_RETURN_IF_ERROR(ForEachRestoredRows(handles, range_, [&](const RestoredRows& r) -> Status {
+      if (r.legacy) {
+        return Status::FailedPrecondition("the keyed state '" + r.state +
                                           "' is in the hashmap backend's old layout, which the rocksdb backend "
                                           "cannot read")
             .WithHint("restore it with -D state.backend.type=hashmap, take a canonical savepoint, and restore that");
       }
-      int id = 0;
-      try {
-        id = RegisterState(name, state.kind);
-      } catch (const std::exception& e) {
-        return Status::FailedPrecondition(e.what());
-      }
-      rocksdb::WriteBatch batch;
-      std::string key;
-      for (const auto& [kg, rows] : state.key_groups) {
-        if (!range_.Contains(kg)) continue;
+      auto id = ids.find(r.state);
+      if (id == ids.end()) {
         try {
-          ForEachRow(rows.data(), rows.data() + rows.size(), [&](std::string_view k, std::string_view v) {
-            key = KeyGroupPrefix(kg);
-            key.append(k);
-            batch.Put(Family(id), key, ToSlice(v));
-          });
+          id = ids.emplace(r.state, RegisterState(r.state, r.kind)).first;
         } catch (const std::exception& e) {
-          return Status::Corruption("restored keyed state '" + name + "', key group " + std::to_string(kg) + ": " +
-                                    e.what());
-        }
-        if (batch.GetDataSize() >= kBatchBytes) {
-          WEIR_RETURN_IF_ERROR(FromRocks(inst_->db->Write(write_, &batch), "restoring state '" + name + "'"));
-          batch.Clear();
+          return Status::FailedPrecondition(e.what());
         }
       }
-      WEIR_RETURN_IF_ERROR(FromRocks(inst_->db->Write(write_, &batch), "restoring state '" + name + "'"));
-    }
-    return Status::OK();
+      try {
+        const auto* rows = reinterpret_cast<const uint8_t*>(r.rows.data());
+        ForEachRow(rows, rows + r.rows.size(), [&](std::string_view k, std::string_view v) {
+          key = KeyGroupPrefix(r.key_group);
+          key.append(k);
+          batch.Put(Family(id->second), key, ToSlice(v));
+        });
+      } catch (const std::exception& e) {
+        return Status::Corruption("restored keyed state '" + r.state + "', key group " + std::to_string(r.key_group) +
+                                  ": " + e.what());
+      }
+      if (batch.GetDataSize() >= kBatchBytes) {
+        WEIR_RETURN_IF_ERROR(FromRocks(inst_->db->Write(write_, &batch), "restoring state '" + r.state + "'"));
+        batch.Clear();
+      }
+      return Status::OK();
+    }));
+    return FromRocks(inst_->db->Write(write_, &batch), "restoring keyed state");
   }
 
   // Restore (rescaling): copies the key groups of our range out of another instance's
@@ -680,7 +683,7 @@ Result<std::unique_ptr<BytesKeyedStateBackend>> Open(const BytesBackendSpec& spe
       WEIR_RETURN_IF_ERROR(st);
     }
   }
-  WEIR_RETURN_IF_ERROR(backend->WriteRows(spec.restored_rows));
+  WEIR_RETURN_IF_ERROR(backend->WriteRows(spec.restored_key_groups));
   return std::unique_ptr<BytesKeyedStateBackend>(std::move(backend));
 }
 

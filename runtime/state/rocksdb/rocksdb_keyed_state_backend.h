@@ -16,10 +16,12 @@
 // completed checkpoint go to shared scope (savepoints: every file, exclusive scope),
 // MANIFEST/CURRENT/OPTIONS are the snapshot's private files.
 //
-// Restore: canonical rows are written into a fresh instance; native handles are
-// downloaded (hard-linked when local) and checked against their checksums, then
-// opened as the instance (one handle covering the range, the rest clipped away) or
-// copied key group range by key group range into a fresh one (rescaling).
+// Restore: canonical rows are read a piece at a time (ForEachRestoredRows: at most
+// kRestoreReadBytes of them in memory, not the state) and written into a fresh
+// instance; native handles are downloaded (hard-linked when local) and checked against
+// their checksums, then opened as the instance (one handle covering the range, the rest
+// clipped away) or copied key group range by key group range into a fresh one
+// (rescaling).
 
 #include <memory>
 

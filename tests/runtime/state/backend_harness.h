@@ -59,16 +59,15 @@ class Backend {
                                                const Configuration* config = nullptr) {
     auto b = std::unique_ptr<Backend>(new Backend());
     b->type_ = type;
-    std::vector<KeyedStateHandle> mine = Overlapping(handles, range);
-    WEIR_ASSIGN_OR_RETURN(auto rows, ReadKeyGroups(mine, range));
-    std::vector<KeyedStateHandle> native;
-    for (auto& h : mine) {
-      if (h.type == KeyedStateHandle::Type::kNative) native.push_back(h);
+    std::vector<KeyedStateHandle> native, key_groups;
+    for (auto& h : Overlapping(handles, range)) {
+      (h.type == KeyedStateHandle::Type::kNative ? native : key_groups).push_back(h);
     }
     if (type == "hashmap") {
       if (!native.empty()) {
         return Status::FailedPrecondition("native state of '" + native.front().native.backend + "'");
       }
+      WEIR_ASSIGN_OR_RETURN(auto rows, ReadKeyGroups(key_groups, range));
       b->states_ = std::make_unique<KeyedStates<int64_t>>(kMaxParallelism, range, std::move(rows));
       return b;
     }
@@ -80,7 +79,7 @@ class Backend {
     spec.range = range;
     spec.config = config;
     spec.restored_native = std::move(native);
-    spec.restored_rows = std::move(rows);
+    spec.restored_key_groups = std::move(key_groups);
     spec.reuse_restored_files = reuse_restored_files;
     WEIR_ASSIGN_OR_RETURN(b->bytes_, runtime::CreateBytesBackend(type, spec));
     b->states_ = std::make_unique<KeyedStates<int64_t>>(b->bytes_.get());
