@@ -568,7 +568,7 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
   // value types are known only then). Until then they are carried into every snapshot.
   void SetRestored(std::map<std::string, RestoredKeyedState> keyed) {
     for (auto& [name, state] : keyed) {
-      restored_[name] = std::make_shared<const RestoredKeyedState>(std::move(state));
+      restored_[name] = std::make_shared<RestoredKeyedState>(std::move(state));
     }
   }
 
@@ -623,7 +623,8 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
   // The tables_ as both interfaces, and those Prefetch loads from (see PrefetchPays).
   std::vector<std::pair<const KeyedStateTable*, const KeyedTableKeys<K>*>> key_tables_;
   std::vector<const KeyedTableKeys<K>*> large_tables_;
-  std::map<std::string, std::shared_ptr<const RestoredKeyedState>> restored_;  // not yet registered
+  // Not yet registered; shared with the snapshots that carry them.
+  std::map<std::string, std::shared_ptr<RestoredKeyedState>> restored_;
 };
 
 namespace heap_internal {
@@ -913,9 +914,12 @@ Table& HeapKeyedStateBackend<K>::GetOrCreate(const std::string& name, StateKind 
   Table& ref = *table;
   auto r = restored_.find(name);
   if (r != restored_.end()) {
-    const RestoredKeyedState& restored = *r->second;
+    RestoredKeyedState& restored = *r->second;
     if (restored.kind != kind) ThrowStateKindMismatch(name, restored.kind, kind);
-    for (const auto& [kg, blob] : restored.key_groups) {
+    // Unless a snapshot still carries them, each key group's rows are freed once they are
+    // in the table: a restore holds the rows and the table of a key group, not of all.
+    const bool owned = r->second.use_count() == 1;
+    for (auto& [kg, blob] : restored.key_groups) {
       if (!range_.Contains(kg)) continue;
       if (restored.legacy) {
         DataInput in(blob);
@@ -925,6 +929,7 @@ Table& HeapKeyedStateBackend<K>::GetOrCreate(const std::string& name, StateKind 
           ref.ReadRow(kg - range_.start, key, value);
         });
       }
+      if (owned) Bytes().swap(blob);
     }
     restored_.erase(r);
   }
