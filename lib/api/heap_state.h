@@ -919,6 +919,8 @@ Table& HeapKeyedStateBackend<K>::GetOrCreate(const std::string& name, StateKind 
     // Unless a snapshot still carries them, each key group's rows are freed once they are
     // in the table: a restore holds the rows and the table of a key group, not of all.
     const bool owned = r->second.use_count() == 1;
+    // A snapshot writer that held them read them before it let go (a release).
+    if (owned) std::atomic_thread_fence(std::memory_order_acquire);
     for (auto& [kg, blob] : restored.key_groups) {
       if (!range_.Contains(kg)) continue;
       if (restored.legacy) {
