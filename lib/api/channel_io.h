@@ -220,7 +220,8 @@ class RecordWriterOutput final : public Output<T> {
   // Append<true> for each of records[0, count) (numbers, no timestamps), each with its
   // hashes[i]. When they all go to one channel (an edge of one channel, or a few hot keys),
   // those that fit in its open buffer are copied with the buffer's fill level in a
-  // register, and counted once; otherwise record by record.
+  // register, and counted once; otherwise with the fill levels of a few channels in
+  // locals (AppendToChannels), or record by record.
   void AppendHashedNumbers(const T* records, const KeyHash* hashes, int count) {
     if (num_channels_ == 1) {
       AppendToOneChannel(0, records, hashes, count);
@@ -233,7 +234,56 @@ class RecordWriterOutput final : public Output<T> {
       AppendToOneChannel(channel, records, hashes, count);
       return;
     }
+    if (num_channels_ <= kLocalChannels) {
+      AppendToChannels(records, hashes, count);
+      return;
+    }
     for (int i = 0; i < count; ++i) Append<true>(channel_of_(hashes[i].key_group), records[i], hashes[i]);
+  }
+  // The same over several channels: each record goes to its channel's open buffer, whose
+  // fill level and record count stay in locals for the whole call instead of being read
+  // from and written back to the OpenBuffer per record (a store the next record to that
+  // channel waits on). A record that does not fit goes out of line, with the open buffers
+  // brought up to date around it (a flush may block and serve mail that writes into them).
+  void AppendToChannels(const T* records, const KeyHash* hashes, int count) {
+    const size_t hash_bytes = key_hash_bytes_;
+    const size_t size = hash_bytes + sizeof(T);
+    const int n = num_channels_;
+    uint8_t* bytes[kLocalChannels];
+    size_t used[kLocalChannels];
+    size_t end[kLocalChannels];
+    int64_t added[kLocalChannels];
+    auto load = [&] {
+      for (int c = 0; c < n; ++c) {
+        OpenBuffer& open = writer_->open(c);
+        bytes[c] = open.bytes.data();
+        used[c] = open.used;
+        end[c] = AppendEnd(open);
+        added[c] = 0;
+      }
+    };
+    auto store = [&] {
+      for (int c = 0; c < n; ++c) {
+        OpenBuffer& open = writer_->open(c);
+        open.used = used[c];
+        open.records += added[c];
+      }
+    };
+    load();
+    for (int i = 0; i < count; ++i) {
+      const int c = channel_of_(hashes[i].key_group);
+      if (used[c] + size <= end[c]) [[likely]] {
+        WriteKeyHash(bytes[c] + used[c], hashes[i], hash_bytes);
+        std::memcpy(bytes[c] + used[c] + hash_bytes, &records[i], sizeof(T));
+        used[c] += size;
+        ++added[c];
+      } else {
+        store();
+        Serialize(c, records[i], &hashes[i]);
+        load();
+      }
+    }
+    store();
   }
   void AppendToOneChannel(int channel, const T* records, const KeyHash* hashes, int count) {
     const size_t hash_bytes = key_hash_bytes_;
@@ -283,6 +333,8 @@ class RecordWriterOutput final : public Output<T> {
   size_t flush_threshold_;
   // CollectBatch's hashes of a chunk of records.
   static constexpr int kHashChunk = 64;
+  // The most channels AppendToChannels keeps in locals.
+  static constexpr int kLocalChannels = 16;
   KeyHash chunk_hashes_[kHashChunk];
 };
 

@@ -315,7 +315,8 @@ std::pair<std::vector<std::vector<uint8_t>>, std::vector<std::vector<uint8_t>>> 
 
 TEST_CASE("RecordWriterOutput: a batch is written as its records would be one by one", "[channel_io]") {
   const bool timestamps = GENERATE(false, true);
-  const int channels = GENERATE(1, 3);
+  // One, a few (their fill levels kept in locals) and more than RecordWriterOutput keeps so.
+  const int channels = GENERATE(1, 3, 20);
   // Shorter than, as long as, and longer than the chunk whose hashes are taken at once.
   const int batch = GENERATE(1, 7, 64, 65, 500);
   // No room, room for less than a record, and for a few (the threshold is 100 bytes).
