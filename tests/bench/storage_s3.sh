@@ -12,7 +12,7 @@
 #
 # With "payload" (the same measurements as state_backends_job.sh's payload mode, at p=1, by
 # tests/bench/state_at_size.py): keyed_state --keys K --value-bytes B (1000000 x 1000 is
-# about 1 GB) on hashmap with full checkpoints and rocksdb with incremental ones, every
+# about 1 GB) on hashmap with full checkpoints and rocksdb with full and incremental ones, every
 # WEIR_BENCH_INTERVAL (default 1s), into each of WEIR_BENCH_STORAGES (default "local s3"):
 # checkpoint duration and size, the S3 requests per checkpoint, records/s at size, restore.
 #
@@ -41,7 +41,7 @@ if [[ "$mode" == payload ]]; then
   echo "keyed_state --keys $keys --value-bytes $value_bytes, p=1, checkpoints every ${WEIR_BENCH_INTERVAL:-1s}," \
     "3 retained; load average $(cut -d' ' -f1-3 /proc/loadavg)"
   for storage in ${WEIR_BENCH_STORAGES:-local s3}; do
-    for config in "hashmap full" "rocksdb incremental"; do
+    for config in "hashmap full" "rocksdb full" "rocksdb incremental"; do
       read -r backend kind <<<"$config"
       at=(--dir "$TMP/chk")
       [[ "$storage" == s3 ]] && at=(--dir "s3://$bucket/chk-$backend" --s3-log "$TMP/s3-run.log" "${s3[@]}")
