@@ -30,6 +30,17 @@ Rows SnapshotRows(weir::KeyedStateBackend& backend, KeyGroupRange range) {
   return *rows;
 }
 
+// Restores `rows` and requires list state "seen" to hold "x<k>" for each key k < 100.
+void RequireSeen(const Rows& rows) {
+  HeapKeyedStateBackend<int64_t> backend(128, {0, 127});
+  backend.SetRestored(rows);
+  auto& seen = backend.GetListState<std::string>("seen");
+  for (int64_t k = 0; k < 100; ++k) {
+    backend.SetCurrentKey(k);
+    REQUIRE(seen.Get() == std::vector<std::string>{"x" + std::to_string(k)});
+  }
+}
+
 }  // namespace
 
 TEST_CASE("heap state: value, list, map, reducing and aggregating state per key", "[api][state]") {
@@ -148,13 +159,7 @@ TEST_CASE("heap state: a restored state the job does not ask for is carried into
   CHECK((*again)["seen"].kind == weir::StateKind::kList);
   CHECK((*again)["seen"].key_groups == restored["seen"].key_groups);
   Rows restored_again = *again;
-  HeapKeyedStateBackend<int64_t> third(128, {0, 127});
-  third.SetRestored(restored_again);
-  auto& seen3 = third.GetListState<std::string>("seen");
-  for (int64_t k = 0; k < 100; ++k) {
-    third.SetCurrentKey(k);
-    REQUIRE(seen3.Get() == std::vector<std::string>{"x" + std::to_string(k)});
-  }
+  RequireSeen(restored_again);
 }
 
 TEST_CASE("heap state: restored rows a snapshot carries stay when the state is asked for meanwhile",
@@ -181,13 +186,7 @@ TEST_CASE("heap state: restored rows a snapshot carries stay when the state is a
   CHECK((*written)["seen"].key_groups == restored["seen"].key_groups);
 
   // With no snapshot holding them, the state is restored as well.
-  HeapKeyedStateBackend<int64_t> third(128, {0, 127});
-  third.SetRestored(restored);
-  auto& seen3 = third.GetListState<std::string>("seen");
-  for (int64_t k = 0; k < 100; ++k) {
-    third.SetCurrentKey(k);
-    REQUIRE(seen3.Get() == std::vector<std::string>{"x" + std::to_string(k)});
-  }
+  RequireSeen(restored);
 }
 
 TEST_CASE("operator state: restored lists the job does not ask for are carried over", "[api][state]") {
