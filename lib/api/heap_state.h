@@ -625,6 +625,7 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
   std::vector<const KeyedTableKeys<K>*> large_tables_;
   // Not yet registered; shared with the snapshots that carry them.
   std::map<std::string, std::shared_ptr<RestoredKeyedState>> restored_;
+  bool restored_carried_ = false;  // a snapshot carried some of restored_
 };
 
 namespace heap_internal {
@@ -916,11 +917,10 @@ Table& HeapKeyedStateBackend<K>::GetOrCreate(const std::string& name, StateKind 
   if (r != restored_.end()) {
     RestoredKeyedState& restored = *r->second;
     if (restored.kind != kind) ThrowStateKindMismatch(name, restored.kind, kind);
-    // Unless a snapshot still carries them, each key group's rows are freed once they are
-    // in the table: a restore holds the rows and the table of a key group, not of all.
-    const bool owned = r->second.use_count() == 1;
-    // A snapshot writer that held them read them before it let go (a release).
-    if (owned) std::atomic_thread_fence(std::memory_order_acquire);
+    // Unless a snapshot carried restored rows (its writer may still read them), each key
+    // group's rows are freed once they are in the table: a restore holds the rows and the
+    // table of a key group, not of all. States are usually asked for in Open, before any.
+    const bool owned = !restored_carried_;
     for (auto& [kg, blob] : restored.key_groups) {
       if (!range_.Contains(kg)) continue;
       if (restored.legacy) {
@@ -945,6 +945,7 @@ std::unique_ptr<AsyncKeyedSnapshot> HeapKeyedStateBackend<K>::Snapshot(const Sna
   std::vector<heap_internal::HeapSnapshot::Table> tables;
   for (const auto& [name, table] : tables_) tables.push_back({{name, table->kind()}, table->Pin(), nullptr});
   for (const auto& [name, restored] : restored_) tables.push_back({{name, restored->kind}, nullptr, restored});
+  restored_carried_ = restored_carried_ || !restored_.empty();
   return std::make_unique<heap_internal::HeapSnapshot>(range_, std::move(tables));
 }
 
