@@ -5,7 +5,8 @@
 # number once with the right line, through injected failures, kill -9 of weir-runtime with
 # restores at another parallelism (every new subtask reading the broadcast state of an old
 # one, the rules source having finished), kill -9 with unaligned checkpoints holding in-flight
-# data restored at p=3, 1 and 2, and stop-with-savepoint restored at another parallelism. Bad --divisors are refused naming the option (exit code 1, as for every job argument).
+# data restored at p=3, 1 and 2, and stop-with-savepoint restored at another parallelism.
+# Bad --divisors are refused naming the option (exit code 1, as for every job argument).
 #
 #   bash tests/e2e/broadcast_rules.sh [build-dir]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
