@@ -55,6 +55,36 @@ namespace weir {
   }
 }
 
+namespace string_internal {
+// Copies `bytes` to `to`, which may lie at or before them (within one string): CopyBytes
+// reads a short copy's bytes before writing them, or copies forward, and memmove takes
+// any overlap.
+[[gnu::always_inline]] inline void MoveBytes(char* to, std::string_view bytes) {
+  if (bytes.size() <= 16) {
+    CopyBytes(reinterpret_cast<uint8_t*>(to), reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  } else {
+    std::memmove(to, bytes.data(), bytes.size());
+  }
+}
+
+// Sets a string's length within its capacity without filling the new tail, what C++23's
+// resize_and_overwrite does, in C++20 with libstdc++: growing a string with resize fills
+// its tail and append copies into it, both calls into libstdc++ that cost more than
+// copying a word (half of word count's words grow a reused string).
+#if defined(__GLIBCXX__) && _GLIBCXX_USE_CXX11_ABI && !defined(__cpp_lib_string_resize_and_overwrite)
+#define WEIR_STRING_SET_LENGTH 1
+// s's length becomes n (<= its capacity) and s[n] its terminator; the bytes before n stay
+// as they are. This is libstdc++'s _M_set_length, which is private: an explicit
+// instantiation may name it, and the friend it defines calls it.
+void SetLength(std::string& s, size_t n);
+template <void (std::string::*Set)(std::string::size_type)>
+struct LengthSetter {
+  friend void SetLength(std::string& s, size_t n) { (s.*Set)(n); }
+};
+template struct LengthSetter<&std::string::_M_set_length>;
+#endif
+}  // namespace string_internal
+
 // s = bytes (which may lie within s). Where s already has the room (a string read into
 // again and again, a word in its short-string buffer), a short copy is inline and only
 // the length is set: std::string::assign goes through the general _M_replace and a call
@@ -65,21 +95,23 @@ namespace weir {
     s.assign(bytes);
     return;
   }
-  // Within the capacity the buffer stays where it is. Growing, the tail's bytes are
-  // appended (resize would fill it, and then it is copied), then the whole is copied below.
+  // Within the capacity the buffer stays where it is, with room for n bytes and the
+  // terminator.
+#if defined(__cpp_lib_string_resize_and_overwrite)
+  s.resize_and_overwrite(n, [&](char* data, size_t) {
+    string_internal::MoveBytes(data, bytes);
+    return n;
+  });
+#elif defined(WEIR_STRING_SET_LENGTH)
+  string_internal::MoveBytes(s.data(), bytes);
+  string_internal::SetLength(s, n);
+#else
+  // Growing, the tail's bytes are appended first (resize would fill it, and then it is
+  // copied); shrinking, only after the copy, which may have read the tail.
   if (const size_t size = s.size(); n > size) s.append(bytes.data() + size, n - size);
-  // Bytes within s start at or after its data: CopyBytes reads a short copy's bytes
-  // before writing them, or copies forward, and memmove takes any overlap.
-  auto* to = reinterpret_cast<uint8_t*>(s.data());
-  const auto* from = reinterpret_cast<const uint8_t*>(bytes.data());
-  if (n <= 16) {
-    CopyBytes(to, from, n);
-  } else {
-    std::memmove(to, from, n);
-  }
-  // Shrinking: only after the copy, which may have read the tail; erase is inline, resize
-  // a call into libstdc++.
+  string_internal::MoveBytes(s.data(), bytes);
   if (n < s.size()) s.erase(n);
+#endif
 }
 
 // Writes to a byte vector it does not own, in one of two ways:
