@@ -37,15 +37,28 @@ class SplitWords {
   WordCount record_{std::string(), 1};
 };
 
-// "<word>,<count>": composed on the stack, then one string made of it.
-std::string FormatCount(const WordCount& wc) {
-  char line[128];
-  const size_t n = wc.first.size();
-  if (n + 22 > sizeof line) return wc.first + "," + std::to_string(wc.second);
-  weir::CopyBytes(reinterpret_cast<uint8_t*>(line), reinterpret_cast<const uint8_t*>(wc.first.data()), n);
-  line[n] = ',';
-  return std::string(line, std::to_chars(line + n + 1, line + sizeof line, wc.second).ptr);
-}
+// "<word>,<count>": composed on the stack, then copied into a line that is reused (one per
+// subtask: Map copies it), so a word costs no string made or freed; Map passes the line on
+// by reference.
+class FormatCount {
+ public:
+  const std::string& operator()(const WordCount& wc) {
+    char line[128];
+    const size_t n = wc.first.size();
+    if (n + 22 > sizeof line) {
+      line_ = wc.first + "," + std::to_string(wc.second);
+      return line_;
+    }
+    weir::CopyBytes(reinterpret_cast<uint8_t*>(line), reinterpret_cast<const uint8_t*>(wc.first.data()), n);
+    line[n] = ',';
+    const char* end = std::to_chars(line + n + 1, line + sizeof line, wc.second).ptr;
+    weir::AssignBytes(line_, std::string_view(line, static_cast<size_t>(end - line)));
+    return line_;
+  }
+
+ private:
+  std::string line_;
+};
 
 void WordCountJob(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
   args.CheckKnown({"input", "output", "rate", "sink"});
@@ -69,7 +82,7 @@ void WordCountJob(weir::StreamExecutionEnvironment& env, const weir::JobArgs& ar
                     .Sum()
                     .Name("Count")
                     .Uid("count")
-                    .Map(FormatCount)
+                    .Map(FormatCount())
                     .Name("Format")
                     .Uid("format");
   if (sink == "discard") {
