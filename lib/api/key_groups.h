@@ -102,6 +102,8 @@ struct KeyEqual {
   bool operator()(const K& a, const K& b) const {
     if constexpr (HasWeirFields<K>::value) {
       return a.weir_fields() == b.weir_fields();
+    } else if constexpr (std::is_same_v<K, std::string>) {
+      return SameBytes(a, b);
     } else {
       return a == b;
     }

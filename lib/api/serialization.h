@@ -55,6 +55,37 @@ namespace weir {
   }
 }
 
+// a == b for short byte strings (words, short keys), inline: std::string's == calls
+// memcmp, which costs more than comparing a word. Two loads that may overlap cover 4 to
+// 16 bytes, as CopyBytes copies them.
+[[gnu::always_inline]] inline bool SameBytes(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  if (n >= 8) {
+    if (n > 16) return std::memcmp(p, q, n) == 0;
+    uint64_t p0, p1, q0, q1;
+    std::memcpy(&p0, p, 8);
+    std::memcpy(&p1, p + n - 8, 8);
+    std::memcpy(&q0, q, 8);
+    std::memcpy(&q1, q + n - 8, 8);
+    return ((p0 ^ q0) | (p1 ^ q1)) == 0;
+  }
+  if (n >= 4) {
+    uint32_t p0, p1, q0, q1;
+    std::memcpy(&p0, p, 4);
+    std::memcpy(&p1, p + n - 4, 4);
+    std::memcpy(&q0, q, 4);
+    std::memcpy(&q1, q + n - 4, 4);
+    return ((p0 ^ q0) | (p1 ^ q1)) == 0;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] != q[i]) return false;
+  }
+  return true;
+}
+
 namespace string_internal {
 // Copies `bytes` to `to`, which may lie at or before them (within one string): CopyBytes
 // reads a short copy's bytes before writing them, or copies forward, and memmove takes

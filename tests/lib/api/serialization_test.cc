@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "lib/api/key_groups.h"
 #include "lib/api/serialization.h"
 
 namespace {
@@ -152,6 +153,24 @@ TEST_CASE("serialization: AssignBytes from a part of the string itself", "[api]"
       CHECK(s.c_str()[n] == '\0');
     }
   }
+}
+
+TEST_CASE("serialization: SameBytes against == at every length and differing byte", "[api]") {
+  const std::string base = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF";  // 42
+  for (size_t n = 0; n <= base.size(); ++n) {
+    const std::string a = base.substr(0, n);
+    std::string b = a;
+    REQUIRE(weir::SameBytes(a, b));
+    for (size_t i = 0; i < n; ++i) {
+      b[i] ^= 0x20;  // one byte differs, first, last or within the overlap of the loads
+      REQUIRE_FALSE(weir::SameBytes(a, b));
+      b[i] ^= 0x20;
+    }
+    if (n > 0) REQUIRE_FALSE(weir::SameBytes(a, a.substr(0, n - 1)));  // a prefix is not equal
+    REQUIRE_FALSE(weir::SameBytes(a, a + "x"));
+  }
+  CHECK(weir::KeyEqual<std::string>{}(std::string("word"), std::string("word")));
+  CHECK_FALSE(weir::KeyEqual<std::string>{}(std::string("word"), std::string("worm")));
 }
 
 TEST_CASE("serialization: DirectWriter writes the bytes Serializer writes, or declines", "[api]") {
