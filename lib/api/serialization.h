@@ -55,31 +55,28 @@ namespace weir {
   }
 }
 
+// Whether p[0, n) and q[0, n) hold the same bytes, for sizeof(W) <= n <= 2 * sizeof(W):
+// their first and their last sizeof(W) bytes, two loads each that may overlap.
+template <class W>
+[[gnu::always_inline]] inline bool SameEnds(const char* p, const char* q, size_t n) {
+  W p0, p1, q0, q1;
+  std::memcpy(&p0, p, sizeof(W));
+  std::memcpy(&p1, p + n - sizeof(W), sizeof(W));
+  std::memcpy(&q0, q, sizeof(W));
+  std::memcpy(&q1, q + n - sizeof(W), sizeof(W));
+  return ((p0 ^ q0) | (p1 ^ q1)) == 0;
+}
+
 // a == b for short byte strings (words, short keys), inline: std::string's == calls
-// memcmp, which costs more than comparing a word. Two loads that may overlap cover 4 to
-// 16 bytes, as CopyBytes copies them.
+// memcmp, which costs more than comparing a word. 4 to 16 bytes are compared as CopyBytes
+// copies them.
 [[gnu::always_inline]] inline bool SameBytes(std::string_view a, std::string_view b) {
   const size_t n = a.size();
   if (n != b.size()) return false;
   const char* p = a.data();
   const char* q = b.data();
-  if (n >= 8) {
-    if (n > 16) return std::memcmp(p, q, n) == 0;
-    uint64_t p0, p1, q0, q1;
-    std::memcpy(&p0, p, 8);
-    std::memcpy(&p1, p + n - 8, 8);
-    std::memcpy(&q0, q, 8);
-    std::memcpy(&q1, q + n - 8, 8);
-    return ((p0 ^ q0) | (p1 ^ q1)) == 0;
-  }
-  if (n >= 4) {
-    uint32_t p0, p1, q0, q1;
-    std::memcpy(&p0, p, 4);
-    std::memcpy(&p1, p + n - 4, 4);
-    std::memcpy(&q0, q, 4);
-    std::memcpy(&q1, q + n - 4, 4);
-    return ((p0 ^ q0) | (p1 ^ q1)) == 0;
-  }
+  if (n >= 8) return n > 16 ? std::memcmp(p, q, n) == 0 : SameEnds<uint64_t>(p, q, n);
+  if (n >= 4) return SameEnds<uint32_t>(p, q, n);
   for (size_t i = 0; i < n; ++i) {
     if (p[i] != q[i]) return false;
   }
