@@ -131,6 +131,7 @@ template struct LengthSetter<&std::string::_M_set_length>;
     return n;
   });
 #elif defined(WEIR_STRING_SET_LENGTH)
+  // Past its length, up to its capacity, a libstdc++ string's buffer is its own to write.
   string_internal::MoveBytes(s.data(), bytes);
   string_internal::SetLength(s, n);
 #else
