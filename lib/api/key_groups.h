@@ -103,7 +103,7 @@ struct KeyEqual {
     if constexpr (HasWeirFields<K>::value) {
       return a.weir_fields() == b.weir_fields();
     } else if constexpr (std::is_same_v<K, std::string>) {
-      return SameBytes(a, b);
+      return SameString(a, b);
     } else {
       return a == b;
     }

@@ -50,8 +50,11 @@ namespace weir {
     std::memcpy(&tail, from + n - 4, 4);
     std::memcpy(to, &head, 4);
     std::memcpy(to + n - 4, &tail, 4);
-  } else {
-    for (size_t i = 0; i < n; ++i) to[i] = from[i];
+  } else if (n != 0) {
+    const uint8_t first = from[0], middle = from[n / 2], last = from[n - 1];
+    to[0] = first;
+    to[n / 2] = middle;
+    to[n - 1] = last;
   }
 }
 
@@ -77,10 +80,8 @@ template <class W>
   const char* q = b.data();
   if (n >= 8) return n > 16 ? std::memcmp(p, q, n) == 0 : SameEnds<uint64_t>(p, q, n);
   if (n >= 4) return SameEnds<uint32_t>(p, q, n);
-  for (size_t i = 0; i < n; ++i) {
-    if (p[i] != q[i]) return false;
-  }
-  return true;
+  if (n == 0) return true;
+  return ((p[0] ^ q[0]) | (p[n / 2] ^ q[n / 2]) | (p[n - 1] ^ q[n - 1])) == 0;
 }
 
 namespace string_internal {
@@ -112,6 +113,80 @@ struct LengthSetter {
 template struct LengthSetter<&std::string::_M_set_length>;
 #endif
 }  // namespace string_internal
+
+// Strings of up to 15 bytes, most words, copied and compared as 16 bytes: a copy or a
+// compare that branches on the length, which changes from word to word, mispredicts. A
+// libstdc++ string's buffer holds at least 16 bytes (its 15 in place, or more on the
+// heap, and the terminator), so 16 bytes may be read from any string and written into
+// any whose length is set after (WEIR_SHORT_STRINGS: where this holds).
+#if defined(__GLIBCXX__) && _GLIBCXX_USE_CXX11_ABI && \
+    (defined(WEIR_STRING_SET_LENGTH) || defined(__cpp_lib_string_resize_and_overwrite))
+#define WEIR_SHORT_STRINGS 1
+#endif
+inline constexpr size_t kShortString = 15;
+
+// s = the n <= kShortString bytes at `from`, whose first 16 bytes may be read.
+[[gnu::always_inline]] inline void AssignShort(std::string& s, const char* from, size_t n) {
+#if defined(WEIR_SHORT_STRINGS) && defined(__cpp_lib_string_resize_and_overwrite)
+  s.resize_and_overwrite(kShortString, [&](char* data, size_t) {
+    std::memcpy(data, from, kShortString + 1);
+    return n;
+  });
+#elif defined(WEIR_SHORT_STRINGS)
+  std::memcpy(s.data(), from, kShortString + 1);
+  string_internal::SetLength(s, n);
+#else
+  s.assign(from, n);
+#endif
+}
+
+// Copies s's bytes to `to`, which has room for max(s.size(), 16) bytes: a short string
+// as 16 bytes.
+[[gnu::always_inline]] inline void CopyString(char* to, const std::string& s) {
+#if defined(WEIR_SHORT_STRINGS)
+  if (s.size() <= kShortString) [[likely]] {
+    std::memcpy(to, s.data(), kShortString + 1);
+    return;
+  }
+#endif
+  std::memcpy(to, s.data(), s.size());
+}
+
+// Rewrites s as write(char* data) makes it: write may write data[0, max_size) and returns
+// the new length (<= max_size). C++23's resize_and_overwrite: no bytes are filled or
+// copied that write writes again.
+template <class Write>
+[[gnu::always_inline]] inline void OverwriteString(std::string& s, size_t max_size, Write&& write) {
+#if defined(__cpp_lib_string_resize_and_overwrite)
+  s.resize_and_overwrite(max_size, [&](char* data, size_t) { return write(data); });
+#elif defined(WEIR_STRING_SET_LENGTH)
+  if (s.capacity() < max_size) [[unlikely]] s.reserve(max_size);
+  string_internal::SetLength(s, write(s.data()));
+#else
+  s.resize(max_size);
+  s.resize(write(s.data()));
+#endif
+}
+
+// a == b, for strings: those of up to kShortString bytes compared as 16 bytes, with the
+// bytes past their length masked off.
+[[gnu::always_inline]] inline bool SameString(const std::string& a, const std::string& b) {
+#if defined(WEIR_SHORT_STRINGS)
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  if (n <= kShortString) {
+    uint64_t a0, a1, b0, b1;
+    std::memcpy(&a0, a.data(), 8);
+    std::memcpy(&a1, a.data() + 8, 8);
+    std::memcpy(&b0, b.data(), 8);
+    std::memcpy(&b1, b.data() + 8, 8);
+    const unsigned __int128 diff = (static_cast<unsigned __int128>(a1 ^ b1) << 64) | (a0 ^ b0);
+    const unsigned __int128 mask = (static_cast<unsigned __int128>(1) << (8 * n)) - 1;
+    return (diff & mask) == 0;
+  }
+#endif
+  return SameBytes(a, b);
+}
 
 // s = bytes (which may lie within s). Where s already has the room (a string read into
 // again and again, a word in its short-string buffer), a short copy is inline and only
@@ -528,7 +603,11 @@ struct DirectReader<std::string> {
     // A length below 128 (one byte), and that many bytes after it.
     if (room == 0 || *at >= 0x80 || *at >= room) return false;
     const size_t n = *at;
-    AssignBytes(v, std::string_view(reinterpret_cast<const char*>(at + 1), n));
+    if (n <= kShortString && room > kShortString + 1) [[likely]] {
+      AssignShort(v, reinterpret_cast<const char*>(at + 1), n);
+    } else {
+      AssignBytes(v, std::string_view(reinterpret_cast<const char*>(at + 1), n));
+    }
     in.Skip(n + 1);
     return true;
   }

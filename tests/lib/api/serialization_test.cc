@@ -257,3 +257,92 @@ TEST_CASE("serialization: DirectReader reads what Serializer writes, or declines
   STATIC_REQUIRE_FALSE(weir::DirectReader<std::vector<int>>::kDefined);
   STATIC_REQUIRE_FALSE(weir::DirectReader<std::pair<std::string, std::vector<int>>>::kDefined);
 }
+
+TEST_CASE("serialization: CopyBytes at every length", "[api]") {
+  const std::string source = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF";  // 42
+  for (size_t n = 0; n <= source.size(); ++n) {
+    std::string to(source.size() + 1, '.');
+    weir::CopyBytes(reinterpret_cast<uint8_t*>(to.data()), reinterpret_cast<const uint8_t*>(source.data()), n);
+    REQUIRE(to == source.substr(0, n) + std::string(source.size() + 1 - n, '.'));
+  }
+}
+
+// A string of n bytes whose buffer holds other bytes past its terminator: what a string
+// refilled with a shorter one holds.
+static std::string ShortenedFrom(const std::string& longer, size_t n) {
+  std::string s = longer;
+  s.resize(n);
+  return s;
+}
+
+TEST_CASE("serialization: SameString ignores the bytes past a string's end", "[api]") {
+  const std::string base = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF";  // 42
+  for (size_t n = 0; n <= base.size(); ++n) {
+    const std::string a = ShortenedFrom(base, n);
+    std::string b = ShortenedFrom(base.substr(0, n) + "0123456789abcdef", n);  // other bytes past n
+    REQUIRE(weir::SameString(a, b));
+    REQUIRE(weir::SameString(b, a));
+    for (size_t i = 0; i < n; ++i) {
+      b[i] ^= 0x20;  // one byte differs, wherever it is
+      REQUIRE_FALSE(weir::SameString(a, b));
+      b[i] ^= 0x20;
+    }
+    if (n > 0) REQUIRE_FALSE(weir::SameString(a, a.substr(0, n - 1)));
+    REQUIRE_FALSE(weir::SameString(a, a + "x"));
+  }
+}
+
+TEST_CASE("serialization: AssignShort refills a string from a padded buffer", "[api]") {
+  const std::string source = "abcdefghijklmnopqrstuvwxyz";  // 16 bytes readable from each start below 11
+  for (std::string s : {std::string(), std::string("a word"), std::string(40, 'x')}) {
+    for (size_t n : {0, 1, 2, 3, 8, 15, 4, 0, 7}) {  // shorter and longer in turn
+      weir::AssignShort(s, source.data() + n % 11, n);
+      REQUIRE(s == source.substr(n % 11, n));
+      CHECK(s.c_str()[n] == '\0');
+    }
+  }
+}
+
+TEST_CASE("serialization: CopyString and OverwriteString", "[api]") {
+  const std::string base = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF";  // 42
+  for (size_t n = 0; n <= base.size(); ++n) {
+    const std::string word = base.substr(0, n);
+    std::string to(64, '.');
+    weir::CopyString(to.data(), word);
+    REQUIRE(to.substr(0, n) == word);
+    REQUIRE(to.substr(std::max<size_t>(n, 16)) == std::string(64 - std::max<size_t>(n, 16), '.'));
+  }
+  std::string line = "old";
+  for (size_t n : {0, 5, 100, 3, 40}) {
+    weir::OverwriteString(line, n + 2, [&](char* data) {
+      for (size_t i = 0; i < n; ++i) data[i] = static_cast<char>('a' + i % 26);
+      return n;
+    });
+    REQUIRE(line.size() == n);
+    CHECK(line.c_str()[n] == '\0');
+    for (size_t i = 0; i < n; ++i) REQUIRE(line[i] == static_cast<char>('a' + i % 26));
+  }
+}
+
+TEST_CASE("serialization: ReadRecord of a word and its count at every length", "[api]") {
+  // Read into a record that held each other length, from a buffer that ends with the
+  // record (fewer than 16 bytes after a short word) or goes on after it.
+  using WordCount = std::pair<std::string, int64_t>;
+  const std::string base = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEF";  // 42
+  for (size_t padding : {0, 32}) {
+    for (size_t before = 0; before <= 20; ++before) {
+      for (size_t n = 0; n <= base.size(); ++n) {
+        const WordCount record{base.substr(0, n), static_cast<int64_t>(n) * 1000 + 7};
+        std::vector<uint8_t> bytes = weir::SerializeToBytes(record);
+        const size_t size = bytes.size();
+        bytes.resize(size + padding, 0xee);
+        weir::DataInput in(bytes.data(), bytes.data() + size + padding);
+        WordCount reused{std::string(before, 'Z'), -1};
+        weir::ReadRecord(in, reused);
+        REQUIRE(reused == record);
+        CHECK(reused.first.c_str()[n] == '\0');
+        CHECK(in.position() == bytes.data() + size);
+      }
+    }
+  }
+}
