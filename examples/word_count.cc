@@ -43,16 +43,12 @@ class SplitWords {
 class FormatCount {
  public:
   const std::string& operator()(const WordCount& wc) {
-    char line[128];
     const size_t n = wc.first.size();
-    if (n + 22 > sizeof line) {
-      line_ = wc.first + "," + std::to_string(wc.second);
-      return line_;
-    }
-    weir::CopyBytes(reinterpret_cast<uint8_t*>(line), reinterpret_cast<const uint8_t*>(wc.first.data()), n);
-    line[n] = ',';
-    const char* end = std::to_chars(line + n + 1, line + sizeof line, wc.second).ptr;
-    weir::AssignBytes(line_, std::string_view(line, static_cast<size_t>(end - line)));
+    weir::OverwriteString(line_, n + 1 + 20 + 16, [&](char* line) {
+      weir::CopyString(line, wc.first);
+      line[n] = ',';
+      return static_cast<size_t>(std::to_chars(line + n + 1, line + n + 21, wc.second).ptr - line);
+    });
     return line_;
   }
 
