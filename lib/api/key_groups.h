@@ -95,11 +95,14 @@ struct StableKeyHash {
   size_t operator()(const HashedKeyRef<K>& k) const { return Spread(k.hash_code); }
 };
 
-// Equality for WEIR_FIELDS structs used as keys.
+// Equality of keys in the keyed-state hash maps: WEIR_FIELDS structs by their fields,
+// strings by SameString. Always inline: a state table compares a record's key with the
+// entry its hash found, and left to itself GCC called the string compare out of line
+// there (word count ran 4 to 5 % faster with it inline).
 template <class K>
 struct KeyEqual {
   using is_transparent = void;
-  bool operator()(const K& a, const K& b) const {
+  [[gnu::always_inline]] bool operator()(const K& a, const K& b) const {
     if constexpr (HasWeirFields<K>::value) {
       return a.weir_fields() == b.weir_fields();
     } else if constexpr (std::is_same_v<K, std::string>) {
@@ -108,8 +111,8 @@ struct KeyEqual {
       return a == b;
     }
   }
-  bool operator()(const HashedKeyRef<K>& a, const K& b) const { return (*this)(a.key, b); }
-  bool operator()(const K& a, const HashedKeyRef<K>& b) const { return (*this)(a, b.key); }
+  [[gnu::always_inline]] bool operator()(const HashedKeyRef<K>& a, const K& b) const { return (*this)(a.key, b); }
+  [[gnu::always_inline]] bool operator()(const K& a, const HashedKeyRef<K>& b) const { return (*this)(a, b.key); }
 };
 
 inline int AssignToKeyGroup(int32_t hash_code, int max_parallelism) {
