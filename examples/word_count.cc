@@ -37,14 +37,16 @@ class SplitWords {
   WordCount record_{std::string(), 1};
 };
 
-// "<word>,<count>": composed on the stack, then copied into a line that is reused (one per
-// subtask: Map copies it), so a word costs no string made or freed; Map passes the line on
-// by reference.
+// "<word>,<count>", written in place into a line that is reused (one per subtask: Map
+// copies it), so a word costs no string made or freed; Map passes the line on by
+// reference.
 class FormatCount {
  public:
   const std::string& operator()(const WordCount& wc) {
     const size_t n = wc.first.size();
-    weir::OverwriteString(line_, n + 1 + 20 + 16, [&](char* line) {
+    // The word, a comma and at most 20 characters of a number: room for CopyString's 16
+    // bytes too.
+    weir::OverwriteString(line_, n + 1 + 20, [&](char* line) {
       weir::CopyString(line, wc.first);
       line[n] = ',';
       return static_cast<size_t>(std::to_chars(line + n + 1, line + n + 21, wc.second).ptr - line);
