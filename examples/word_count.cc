@@ -11,10 +11,9 @@
 // so a running job can be stopped with a savepoint and restored at another
 // parallelism; the source's splits (a file and an offset) move with its state.
 
-#include <charconv>
-
 #include "lib/api/weir.h"
 #include "lib/common/ascii_words.h"
+#include "lib/common/decimal.h"
 
 namespace {
 
@@ -44,12 +43,11 @@ class FormatCount {
  public:
   const std::string& operator()(const WordCount& wc) {
     const size_t n = wc.first.size();
-    // The word, a comma and at most 20 characters of a number: room for CopyString's 16
-    // bytes too.
-    weir::OverwriteString(line_, n + 1 + 20, [&](char* line) {
+    // The word, a comma and the room WriteDecimal needs: room for CopyString's 16 bytes too.
+    weir::OverwriteString(line_, n + 1 + weir::kMaxDecimalChars, [&](char* line) {
       weir::CopyString(line, wc.first);
       line[n] = ',';
-      return static_cast<size_t>(std::to_chars(line + n + 1, line + n + 21, wc.second).ptr - line);
+      return static_cast<size_t>(weir::WriteDecimal(line + n + 1, wc.second) - line);
     });
     return line_;
   }
