@@ -170,6 +170,23 @@ class KeyGroupedMap {
     if (S* found = FindInGroup(kg, key)) return *found;
     return AddToGroup(kg, key);
   }
+  // FindEntry, FindMutable and GetOrInsert for a key that FindHotWritable did not find:
+  // a group it knew writable it compared with the entry found last already, so they do
+  // not compare again.
+  S* FindEntryNotHot(int kg, const HashedKeyRef<K>& key, bool* writable) {
+    if (!hot_[kg].writable) [[unlikely]] return FindEntry(kg, key, writable);
+    *writable = true;
+    return FindInGroup(kg, key);
+  }
+  S* FindMutableNotHot(int kg, const HashedKeyRef<K>& key) {
+    if (!hot_[kg].writable) [[unlikely]] return FindMutable(kg, key);
+    return FindInGroup(kg, key);
+  }
+  S& GetOrInsertNotHot(int kg, const HashedKeyRef<K>& key) {
+    if (!hot_[kg].writable) [[unlikely]] return GetOrInsert(kg, key);
+    if (S* found = FindInGroup(kg, key)) return *found;
+    return AddToGroup(kg, key);
+  }
   // Adds an entry for a key that a lookup in its group found absent, with no entry added
   // to or erased from the group since (a snapshot's pin may have come between).
   S& InsertAbsent(int kg, const HashedKeyRef<K>& key) {
@@ -729,12 +746,12 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
     return hot;
   }
   [[gnu::noinline]] const S* FindSlow() {
-    cached_ = map_.FindEntry(backend_->current_kg_index(), backend_->current_hashed_key(), &cached_writable_);
+    cached_ = map_.FindEntryNotHot(backend_->current_kg_index(), backend_->current_hashed_key(), &cached_writable_);
     cached_version_ = backend_->current_key_version();
     return cached_;
   }
   [[gnu::noinline]] S* FindMutableSlow() {
-    Cache(map_.FindMutable(backend_->current_kg_index(), backend_->current_hashed_key()));
+    Cache(map_.FindMutableNotHot(backend_->current_kg_index(), backend_->current_hashed_key()));
     return cached_;
   }
   [[gnu::noinline]] S& GetOrInsertSlow() {
@@ -743,7 +760,7 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
     const bool absent = cached_version_ == backend_->current_key_version() && cached_ == nullptr;
     const int kg = backend_->current_kg_index();
     Cache(absent ? &map_.InsertAbsent(kg, backend_->current_hashed_key())
-                 : &map_.GetOrInsert(kg, backend_->current_hashed_key()));
+                 : &map_.GetOrInsertNotHot(kg, backend_->current_hashed_key()));
     return *cached_;
   }
 
