@@ -334,7 +334,11 @@ class KeyGroupedMap {
     return it->second;
   }
   static S* Last(const Hot& hot, const HashedKeyRef<K>& key) {
-    if (hot.last != nullptr && hot.last_hash == key.hash_code && KeyEqual<K>{}(hot.last->first, key.key)) {
+    // A number key is compared as it is: its hash code comes from it, and comparing that
+    // first would only add a load and a branch.
+    if constexpr (std::is_arithmetic_v<K>) {
+      if (hot.last != nullptr && hot.last->first == key.key) return &hot.last->second;
+    } else if (hot.last != nullptr && hot.last_hash == key.hash_code && KeyEqual<K>{}(hot.last->first, key.key)) {
       return &hot.last->second;
     }
     return nullptr;
@@ -713,12 +717,12 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
     return FindSlow();
   }
   S* FindMutable() {
-    if (cached_version_ == backend_->current_key_version() && cached_writable_) [[likely]] return cached_;
+    if (cached_writable_version_ == backend_->current_key_version()) [[likely]] return cached_;
     if (S* hot = FindHot()) return hot;
     return FindMutableSlow();
   }
   S& GetOrInsert() {
-    if (cached_version_ == backend_->current_key_version() && cached_writable_ && cached_ != nullptr) [[likely]] {
+    if (cached_writable_version_ == backend_->current_key_version() && cached_ != nullptr) [[likely]] {
       return *cached_;
     }
     if (S* hot = FindHot()) return *hot;
@@ -736,18 +740,19 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
  private:
   void Cache(S* writable_entry) {
     cached_ = writable_entry;
-    cached_writable_ = true;
-    cached_version_ = backend_->current_key_version();
+    cached_version_ = cached_writable_version_ = backend_->current_key_version();
   }
-  void Uncache() { cached_version_ = 0; }
+  void Uncache() { cached_version_ = cached_writable_version_ = 0; }
   S* FindHot() {
     S* hot = map_.FindHotWritable(backend_->current_kg_index(), backend_->current_hashed_key());
     if (hot != nullptr) Cache(hot);
     return hot;
   }
   [[gnu::noinline]] const S* FindSlow() {
-    cached_ = map_.FindEntryNotHot(backend_->current_kg_index(), backend_->current_hashed_key(), &cached_writable_);
+    bool writable = false;
+    cached_ = map_.FindEntryNotHot(backend_->current_kg_index(), backend_->current_hashed_key(), &writable);
     cached_version_ = backend_->current_key_version();
+    cached_writable_version_ = writable ? cached_version_ : 0;
     return cached_;
   }
   [[gnu::noinline]] S* FindMutableSlow() {
@@ -765,8 +770,10 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   }
 
   S* cached_ = nullptr;
-  bool cached_writable_ = false;
   uint64_t cached_version_ = 0;  // 0: nothing cached
+  // cached_version_ when cached_ may be changed in place, else 0: one compare tells a
+  // write that it may.
+  uint64_t cached_writable_version_ = 0;
 };
 
 template <class K, class V>

@@ -342,11 +342,13 @@ class PreparedKeys {
     prepared_first_ = first_slot;
     prepared_count_ = count;
   }
-  // Makes the key of `slot` the current key, borrowed from the slot (or from its record):
-  // Reuse must come before either is changed.
-  void SetCurrent(int slot, KeyedStates<K>& states) const {
+  // Makes the key of `slot` the current key, borrowed from the slot (or from its record),
+  // and returns it: Reuse must come before either is changed.
+  const K& SetCurrent(int slot, KeyedStates<K>& states) const {
     const KeyHash& place = places_[slot];
-    states.BorrowCurrentKey(*slots_[slot].key, place.hash_code, place.key_group);
+    const K& key = *slots_[slot].key;
+    states.BorrowCurrentKey(key, place.hash_code, place.key_group);
+    return key;
   }
   // The slots, and the records they point into, are about to be reused.
   void Reuse(KeyedStates<K>& states) { states.KeepCurrentKey(); }

@@ -164,27 +164,28 @@ class KeyedTimerOperatorBase : public KeyedOperatorBase<K>, public WithOutput<Ou
 
 // The input of a keyed operator whose records carry their key (key selector KeyF):
 // records one by one (Collect) or prepared by the reader (KeyedInput). Either way it
-// makes the record's key current and hands the record to Derived::Process.
+// makes the record's key current and hands the record to Derived::Process, with the key
+// (the current key's value, where the record or the reader holds it).
 template <class Derived, class K, class T, class KeyF>
 class KeyedOperatorInput : public Output<T>, public KeyedInput<T> {
  public:
   explicit KeyedOperatorInput(KeyF key_fn) : key_fn_(std::move(key_fn)) {}
   void Collect(const T& r) override {
-    States().SetCurrentKey(key_fn_(r));
-    static_cast<Derived*>(this)->Process(r);
+    const K& key = key_fn_(r);
+    States().SetCurrentKey(key);
+    static_cast<Derived*>(this)->Process(r, key);
   }
   void CollectHashed(const T& r, KeyHash hash) override {
-    decltype(auto) key = key_fn_(r);
+    const K& key = key_fn_(r);
     States().SetCurrentKey(key, HashCodeOf<K>(key, hash), hash.key_group);
-    static_cast<Derived*>(this)->Process(r);
+    static_cast<Derived*>(this)->Process(r, key);
   }
   bool StartBuffer() override { return keys_.Start(States()); }
   void Prepare(const T* records, const KeyHash* hashes, int first_slot, int count) override {
     keys_.Prepare(key_fn_, records, hashes, first_slot, count, States());
   }
   void CollectPrepared(const T& r, int slot) override {
-    keys_.SetCurrent(slot, States());
-    static_cast<Derived*>(this)->Process(r);
+    static_cast<Derived*>(this)->Process(r, keys_.SetCurrent(slot, States()));
   }
   void ReuseSlots() override { keys_.Reuse(States()); }
 
@@ -220,7 +221,7 @@ class KeyedProcessOperator final
  private:
   friend class KeyedOperatorInput<KeyedProcessOperator, K, In, KeyF>;
   // Processes `r` under its key, the current key.
-  void Process(const In& r) { fn_.ProcessElement(r, this->backend_->current_key(), *this->out_); }
+  void Process(const In& r, const K& key) { fn_.ProcessElement(r, key, *this->out_); }
 
   Fn fn_;
 };
@@ -243,7 +244,7 @@ class ReduceOperator final : public KeyedOperatorBase<K>,
  private:
   friend class KeyedOperatorInput<ReduceOperator, K, T, KeyF>;
   // Processes `r` under its key, the current key.
-  void Process(const T& r) {
+  void Process(const T& r, const K&) {
     if (heap_state_) {
       // On the heap: reduced in place, not copied out of the state and back.
       if (T* current = heap_state_->MutableValue()) {

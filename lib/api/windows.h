@@ -396,7 +396,7 @@ class WindowOperator final
  private:
   friend Input_;
   // Processes `record` under its key, the current key (KeyedOperatorInput made it so).
-  void Process(const T& record) {
+  void Process(const T& record, const K&) {
     int64_t ts;
     if constexpr (Assigner::kEventTime) {
       ts = CurrentRecordTimestamp();
