@@ -150,40 +150,34 @@ class KeyGroupedMap {
     const Hot& hot = hot_[kg];
     return hot.writable ? Last(hot, key) : nullptr;
   }
+  // The lookups after FindHotWritable found nothing. A group it knew writable it compared
+  // with the entry found last already; a group it did not (pinned since) is made writable
+  // first when the entry is to change, and compared with that entry here.
   // For reads, and for changes in place when *writable.
   S* FindEntry(int kg, const HashedKeyRef<K>& key, bool* writable) {
     Hot& hot = hot_[kg];
-    *writable = hot.writable || KnownWritable(kg);
-    if (S* last = Last(hot, key)) return last;
+    if (hot.writable) [[likely]] {
+      *writable = true;
+    } else {
+      *writable = KnownWritable(kg);
+      if (S* last = Last(hot, key)) return last;
+    }
     return FindInGroup(kg, key);
   }
   // For changes in place.
   S* FindMutable(int kg, const HashedKeyRef<K>& key) {
-    Mutable(kg);
-    if (S* last = Last(hot_[kg], key)) return last;
+    if (!hot_[kg].writable) [[unlikely]] {
+      Mutable(kg);
+      if (S* last = Last(hot_[kg], key)) return last;
+    }
     return FindInGroup(kg, key);
   }
   S& GetOrInsert(int kg, const K& key) { return MutableForInsert(kg)[key]; }
   S& GetOrInsert(int kg, const HashedKeyRef<K>& key) {
-    Mutable(kg);
-    if (S* last = Last(hot_[kg], key)) return *last;
-    if (S* found = FindInGroup(kg, key)) return *found;
-    return AddToGroup(kg, key);
-  }
-  // FindEntry, FindMutable and GetOrInsert for a key that FindHotWritable did not find:
-  // a group it knew writable it compared with the entry found last already, so they do
-  // not compare again.
-  S* FindEntryNotHot(int kg, const HashedKeyRef<K>& key, bool* writable) {
-    if (!hot_[kg].writable) [[unlikely]] return FindEntry(kg, key, writable);
-    *writable = true;
-    return FindInGroup(kg, key);
-  }
-  S* FindMutableNotHot(int kg, const HashedKeyRef<K>& key) {
-    if (!hot_[kg].writable) [[unlikely]] return FindMutable(kg, key);
-    return FindInGroup(kg, key);
-  }
-  S& GetOrInsertNotHot(int kg, const HashedKeyRef<K>& key) {
-    if (!hot_[kg].writable) [[unlikely]] return GetOrInsert(kg, key);
+    if (!hot_[kg].writable) [[unlikely]] {
+      Mutable(kg);
+      if (S* last = Last(hot_[kg], key)) return *last;
+    }
     if (S* found = FindInGroup(kg, key)) return *found;
     return AddToGroup(kg, key);
   }
@@ -750,13 +744,13 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   }
   [[gnu::noinline]] const S* FindSlow() {
     bool writable = false;
-    cached_ = map_.FindEntryNotHot(backend_->current_kg_index(), backend_->current_hashed_key(), &writable);
+    cached_ = map_.FindEntry(backend_->current_kg_index(), backend_->current_hashed_key(), &writable);
     cached_version_ = backend_->current_key_version();
     cached_writable_version_ = writable ? cached_version_ : 0;
     return cached_;
   }
   [[gnu::noinline]] S* FindMutableSlow() {
-    Cache(map_.FindMutableNotHot(backend_->current_kg_index(), backend_->current_hashed_key()));
+    Cache(map_.FindMutable(backend_->current_kg_index(), backend_->current_hashed_key()));
     return cached_;
   }
   [[gnu::noinline]] S& GetOrInsertSlow() {
@@ -765,7 +759,7 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
     const bool absent = cached_version_ == backend_->current_key_version() && cached_ == nullptr;
     const int kg = backend_->current_kg_index();
     Cache(absent ? &map_.InsertAbsent(kg, backend_->current_hashed_key())
-                 : &map_.GetOrInsertNotHot(kg, backend_->current_hashed_key()));
+                 : &map_.GetOrInsert(kg, backend_->current_hashed_key()));
     return *cached_;
   }
 
