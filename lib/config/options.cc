@@ -605,6 +605,15 @@ const ConfigOption kRuntimeLogLevel{
     .description = "Least severe runtime log messages written.",
 };
 
+const ConfigOption kRuntimeBatchScheduling{
+    .key = "weir.runtime.batch-scheduling",
+    .type = OptionType::kBool,
+    .default_value = "true",
+    .description = "Task threads run under Linux's SCHED_BATCH policy: a task woken by input does "
+                   "not preempt the task running on that core, so tasks that outnumber the cores "
+                   "switch less often. false: the default policy, under which a woken task may.",
+};
+
 // --- high availability ---
 
 const ConfigOption kHighAvailabilityType{
@@ -695,6 +704,7 @@ const std::vector<const ConfigOption*>& AllOptions() {
       &kHdfsWebhdfsPort,
       &kRuntimeLogFile,
       &kRuntimeLogLevel,
+      &kRuntimeBatchScheduling,
       &kHighAvailabilityType,
       &kHighAvailabilityStorageDir,
   };

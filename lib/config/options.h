@@ -91,6 +91,7 @@ extern const ConfigOption kHdfsWebhdfsPort;        // fs.hdfs.webhdfs.port (9870
 // --- runtime process ---
 extern const ConfigOption kRuntimeLogFile;         // weir.runtime.log.file (stderr when unset)
 extern const ConfigOption kRuntimeLogLevel;        // weir.runtime.log.level (INFO)
+extern const ConfigOption kRuntimeBatchScheduling; // weir.runtime.batch-scheduling (true)
 
 // --- high availability (weir's own filesystem type: one machine, no ZooKeeper) ---
 extern const ConfigOption kHighAvailabilityType;        // high-availability.type (NONE)

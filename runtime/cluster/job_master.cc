@@ -83,6 +83,8 @@ Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph
   }
   WEIR_ASSIGN_OR_RETURN(auto floating, config.GetInt(options::kTaskFloatingBuffers));
   if (floating) settings.floating_buffers = static_cast<int>(*floating);  // at least 0 (the option's bound)
+  WEIR_ASSIGN_OR_RETURN(auto batch_scheduling, config.GetBool(options::kRuntimeBatchScheduling));
+  if (batch_scheduling) settings.batch_scheduling = *batch_scheduling;
   WEIR_ASSIGN_OR_RETURN(CheckpointSettings checkpoint_settings, CheckpointSettings::FromConfig(config));
   WEIR_ASSIGN_OR_RETURN(auto restart, RestartStrategy::FromConfig(config, checkpoint_settings.enabled));
 
@@ -327,6 +329,7 @@ void JobMaster::Deploy(const RestorePoint* restore_from) {
       spec.attempt = attempt_number_;
       spec.job_id = id_.ToHex();
       spec.buffer_size = settings_.buffer_size;
+      spec.batch_scheduling = settings_.batch_scheduling;
       spec.checkpointing_enabled = checkpoint_settings_.enabled;
       spec.checkpoint_interval_ms = checkpoint_settings_.interval.count();
       spec.exactly_once = checkpoint_settings_.exactly_once;

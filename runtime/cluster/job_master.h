@@ -33,6 +33,7 @@ struct JobSettings {
   size_t buffer_size = 32 * 1024;
   int channel_capacity = 4;   // exclusive buffers of an input channel
   int floating_buffers = 8;   // shared by the channels of an input gate
+  bool batch_scheduling = true;  // task threads under SCHED_BATCH (weir.runtime.batch-scheduling)
 };
 
 // How a job starts from a snapshot (weir run -s / JarRunRequest.savepointPath).

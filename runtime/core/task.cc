@@ -1,11 +1,15 @@
 #include "runtime/core/task.h"
 
 #include <cxxabi.h>
+#include <sched.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <set>
 #include <typeinfo>
 
@@ -22,6 +26,24 @@ namespace weir::runtime {
 namespace {
 
 constexpr int kSourceBatch = 512;
+
+// Puts the calling thread under SCHED_BATCH. Tasks hand each other buffers: under the
+// default policy the task woken by a buffer preempts the one running on its core at once,
+// and when tasks outnumber the cores the two then switch at every hand-off. A batch thread
+// waits for the running one's time slice (or an idle core) instead; the control threads
+// (job master, checkpoint coordinator, REST) keep the default policy and still preempt
+// tasks at once. Where the policy cannot be set, the thread keeps its own and the runtime
+// logs it once.
+void UseBatchScheduling() {
+  sched_param param{};
+  if (sched_setscheduler(0, SCHED_BATCH, &param) == 0) return;
+  static std::once_flag logged;
+  const int error = errno;
+  std::call_once(logged, [error] {
+    LogWarn("task threads keep the default scheduling policy: SCHED_BATCH was refused ({}); "
+            "set weir.runtime.batch-scheduling: false to silence this", std::strerror(error));
+  });
+}
 
 std::string DemangledName(const std::type_info& type) {
   int status = 0;
@@ -202,7 +224,10 @@ Task::~Task() {
 
 void Task::Start() {
   state_ = ExecutionState::kDeploying;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    if (spec_.batch_scheduling) UseBatchScheduling();
+    Run();
+  });
 }
 
 void Task::Cancel() {

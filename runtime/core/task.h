@@ -118,6 +118,8 @@ struct TaskSpec {
   // Restored state per operator uid (may be empty).
   std::map<std::string, RestoredState> restored;
   size_t buffer_size = 32 * 1024;
+  // The task's thread runs under SCHED_BATCH (see Task::Start).
+  bool batch_scheduling = false;
   // Keyed state: the backend ("hashmap" on the heap, or a byte-level one), whether
   // checkpoints are incremental, whether the restored files may be referenced by
   // later checkpoints, and the job's configuration (backend options).

@@ -2,13 +2,16 @@
 // before a checkpoint (FLIP-147), a stop --drain interrupted by a failover, job ids
 // submitted twice at once, and the store of ended jobs.
 #include <catch2/catch.hpp>
+#include <sched.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "lib/format/snapshot_io.h"
 #include "runtime/cluster/local_dispatcher.h"
@@ -186,6 +189,46 @@ TEST_CASE("union list state: subtasks that end at different times all wait, then
   CHECK(std::any_of(failures.begin(), failures.end(), [](const std::string& message) {
     return message.find("union list state 'positions'") != std::string::npos;
   }));
+}
+
+TEST_CASE("task threads run under SCHED_BATCH unless weir.runtime.batch-scheduling is false", "[integration]") {
+  // Without batch scheduling, task threads keep the policy of the thread that started
+  // them (this one's, as ctest runs it: SCHED_OTHER).
+  const int own_policy = sched_getscheduler(0);
+  REQUIRE((own_policy == SCHED_OTHER || own_policy == SCHED_BATCH));
+  for (const bool batch : {true, false}) {
+    INFO("batch scheduling " << batch);
+    TempDir tmp;
+    weir::Configuration config;
+    if (!batch) config.Set("weir.runtime.batch-scheduling", "false");
+    LocalDispatcher dispatcher(config, tmp / "uploads");
+    JarRunRequest req;
+    req.entry_class = "SchedulingPolicy";
+    req.program_args = {"--count", "20", "--output", tmp / "out"};
+    req.parallelism = 2;
+    auto id = dispatcher.SubmitJobFile(kEdgeJobs, req);
+    REQUIRE(id.ok());
+    auto status = dispatcher.WaitForJob(*id);
+    REQUIRE(status.ok());
+    REQUIRE(*status == JobStatus::kFinished);
+    CHECK(sched_getscheduler(0) == own_policy);  // only task threads change theirs
+    const std::string expected = batch || own_policy == SCHED_BATCH ? "batch" : "other";
+    CHECK(CommittedLines(tmp.path() / "out") == std::vector<std::string>(20, expected));
+  }
+}
+
+TEST_CASE("a malformed weir.runtime.batch-scheduling is refused, naming the key", "[integration]") {
+  TempDir tmp;
+  weir::Configuration config;
+  config.Set("weir.runtime.batch-scheduling", "sometimes");
+  LocalDispatcher dispatcher(config, tmp / "uploads");
+  JarRunRequest req;
+  req.entry_class = "SchedulingPolicy";
+  req.program_args = {"--count", "20", "--output", tmp / "out"};
+  auto id = dispatcher.SubmitJobFile(kEdgeJobs, req);
+  REQUIRE_FALSE(id.ok());
+  INFO(id.status().ToString());
+  CHECK(id.status().message().find("weir.runtime.batch-scheduling") != std::string::npos);
 }
 
 TEST_CASE("two submissions with one job id: exactly one starts", "[integration]") {

@@ -13,10 +13,16 @@
 //       before split-based ones did): subtask i emits i+1, i+1+p, ... and subtask 0
 //       stops after 10 numbers while the others go on to N, so its subtasks end at
 //       different times.
+//   SchedulingPolicy --output DIR --count N
+//       numbers 1..N, each written as the scheduling policy of the task thread that
+//       handled it ("batch", "other" or the policy's number).
+
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
 #include <stdexcept>
+#include <string>
 
 #include "lib/api/connectors/rate_limiter.h"
 #include "lib/api/weir.h"
@@ -86,6 +92,21 @@ void UnevenUnion(weir::StreamExecutionEnvironment& env, const weir::JobArgs& arg
       .Uid("sink");
 }
 
+void SchedulingPolicy(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
+  args.CheckKnown({"output", "count"});
+  env.AddSource<int64_t>(weir::SequenceSource(1, args.GetInt("count", 100)), "Sequence")
+      .Uid("sequence-source")
+      .Map([](int64_t) -> std::string {
+        const int policy = sched_getscheduler(0);
+        if (policy == SCHED_BATCH) return "batch";
+        if (policy == SCHED_OTHER) return "other";
+        return std::to_string(policy);
+      })
+      .Uid("policy")
+      .AddSink(weir::FileSink<std::string>(args.Get("output")), "Sink")
+      .Uid("sink");
+}
+
 void TwoPipelines(weir::StreamExecutionEnvironment& env, const weir::JobArgs& args) {
   args.CheckKnown({"bounded", "output-a", "output-b", "rate"});
   env.AddSource<int64_t>(weir::SequenceSource(1, args.GetInt("bounded", 100)), "Bounded")
@@ -110,4 +131,5 @@ void DrainFailover(weir::StreamExecutionEnvironment& env, const weir::JobArgs& a
 
 WEIR_JOB("TwoPipelines", TwoPipelines, "A bounded and an unbounded pipeline side by side");
 WEIR_JOB("DrainFailover", DrainFailover, "A sink that fails once at the end of input");
+WEIR_JOB("SchedulingPolicy", SchedulingPolicy, "Numbers written as their task thread's scheduling policy");
 WEIR_JOB("UnevenUnion", UnevenUnion, "Source subtasks with union list state that end at different times");
