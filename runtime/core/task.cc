@@ -32,8 +32,8 @@ constexpr int kSourceBatch = 512;
 // and when tasks outnumber the cores the two then switch at every hand-off. A batch thread
 // waits for the running one's time slice (or an idle core) instead; the control threads
 // (job master, checkpoint coordinator, REST) keep the default policy and still preempt
-// tasks at once. Where the policy cannot be set, the thread keeps its own and the runtime
-// logs it once.
+// tasks at once. Threads a task starts (a connector's client threads) inherit the policy.
+// Where it cannot be set, the thread keeps its own and the runtime logs it once.
 void UseBatchScheduling() {
   sched_param param{};
   if (sched_setscheduler(0, SCHED_BATCH, &param) == 0) return;
