@@ -589,7 +589,7 @@ void CheckpointCoordinator::SetRestored(std::shared_ptr<const CompletedSnapshot>
   store_.SetRestored(std::move(snapshot), claimed);
 }
 
-void CheckpointCoordinator::Shutdown(JobStatus status) {
+void CheckpointCoordinator::Shutdown(JobStatus status, const std::function<void(size_t discarding)>& before_discard) {
   SnapshotDiscard discard;
   std::vector<std::function<void()>> after;
   {
@@ -605,6 +605,7 @@ void CheckpointCoordinator::Shutdown(JobStatus status) {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   for (auto& f : after) f();
+  if (before_discard) before_discard(discard.directories.size());
   // Writing may have finished after the loop ended; nothing else runs now.
   Discard(discard);
   if (!discard.empty() && !settings_.dir.empty()) {

@@ -137,7 +137,11 @@ class CheckpointCoordinator {
 
   // Applies the retention policy for a job that ended with `status`, and stops. The
   // statistics stay; the retained snapshots are released from memory.
-  void Shutdown(JobStatus status);
+  // `before_discard` runs once no checkpoint is taken or completed any more and before
+  // anything is deleted, with the number of snapshots the policy discards: the job's end
+  // is recorded there, so that a crash in between never leaves an ended job with neither
+  // a record of its end nor its checkpoints.
+  void Shutdown(JobStatus status, const std::function<void(size_t discarding)>& before_discard = {});
 
   CheckpointingStats Stats();
   Result<CheckpointStatsEntry> Details(int64_t id);

@@ -477,10 +477,21 @@ void JobMaster::Loop() {
   }
   lock.unlock();
   for (auto& t : attempt_->tasks) t->Join();
-  coordinator_->Shutdown(final_status);
+  // The end is recorded before the retention policy deletes a checkpoint: a runtime
+  // killed in between leaves the checkpoints or a record that the job ended (as Flink
+  // writes the job's result before its cleanup), never neither.
+  coordinator_->Shutdown(final_status, [&](size_t discarding) {
+    if (end_hook_) end_hook_(final_status);
+    std::string discard_note;
+    if (discarding > 0) {
+      discard_note = fmt::format("; discarding its {} retained checkpoint(s) ({}: {})", discarding,
+                                 options::kCheckpointingExternalizedRetention.key, checkpoint_settings_.retention);
+    }
+    LogInfo("job={} ended ({}): its tasks are done and checkpointing has stopped{}", id_.ToHex(),
+            JobStatusName(final_status), discard_note);
+  });
   StopSnapshotWriters();
   ReleaseResources();
-  if (end_hook_) end_hook_(final_status);
   lock.lock();
   SetStatus(final_status);
 }

@@ -58,7 +58,8 @@ class JobMaster : public TaskListener {
   // High availability (optional; set before Start). `publish` runs before the tasks
   // hear that a checkpoint or a stop-with-savepoint's savepoint completed (its failure
   // fails that snapshot; see CheckpointHooks::publish); `on_end` runs once the job has
-  // ended, after checkpointing stopped and before its terminal status shows.
+  // ended, after checkpointing stopped, before the retention policy deletes any of its
+  // checkpoints and before its terminal status shows.
   using PublishHook = std::function<Status(const CompletedSnapshot& snapshot, CheckpointKind kind)>;
   using EndHook = std::function<void(JobStatus status)>;
   void SetDurabilityHooks(PublishHook publish, EndHook on_end);

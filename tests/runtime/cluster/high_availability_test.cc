@@ -6,11 +6,16 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
+#include <sstream>
 #include <thread>
 
 #include <unistd.h>
 
+#include "lib/common/logging.h"
 #include "lib/config/config.h"
+#include "lib/fs/file_system.h"
 #include "runtime/cluster/high_availability.h"
 #include "runtime/cluster/local_dispatcher.h"
 #include "tests/runtime/cluster/test_support.h"
@@ -79,6 +84,68 @@ bool Eventually(F done, int seconds = 20) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return done();
+}
+
+// Local files under "observed://local/<absolute path>": calls `before_delete` with the
+// path of every file or directory before it is deleted, to see what else was true then.
+class ObservedFileSystem final : public weir::FileSystem {
+ public:
+  using Observer = std::function<void(const std::string& path)>;
+  explicit ObservedFileSystem(Observer before_delete) : before_delete_(std::move(before_delete)) {}
+
+  std::string scheme() const override { return "observed"; }
+  weir::Result<std::unique_ptr<weir::WritableFile>> Create(const std::string& path) override {
+    return local_->Create(Local(path));
+  }
+  weir::Status PublishAtomically(const std::string& path, std::string_view contents) override {
+    return local_->PublishAtomically(Local(path), contents);
+  }
+  weir::Result<weir::Bytes> ReadRange(const std::string& path, uint64_t offset, uint64_t length) override {
+    return local_->ReadRange(Local(path), offset, length);
+  }
+  weir::Result<weir::FileInfo> Stat(const std::string& path) override {
+    auto info = local_->Stat(Local(path));
+    if (info.ok()) info->path = path;
+    return info;
+  }
+  weir::Result<std::vector<weir::FileInfo>> List(const std::string& path) override {
+    auto children = local_->List(Local(path));
+    if (children.ok()) {
+      for (auto& c : *children) c.path = kPrefix + c.path;
+    }
+    return children;
+  }
+  weir::Status MakeDirectories(const std::string& path) override { return local_->MakeDirectories(Local(path)); }
+  weir::Status DeleteFiles(const std::vector<std::string>& paths) override {
+    std::vector<std::string> local;
+    for (const auto& p : paths) {
+      before_delete_(p);
+      local.push_back(Local(p));
+    }
+    return local_->DeleteFiles(local);
+  }
+  weir::Status DeleteRecursively(const std::string& path) override {
+    before_delete_(path);
+    return local_->DeleteRecursively(Local(path));
+  }
+  weir::Status DeleteDirectoryIfEmpty(const std::string& path) override {
+    return local_->DeleteDirectoryIfEmpty(Local(path));
+  }
+
+  static constexpr const char* kPrefix = "observed://local";
+
+ private:
+  static std::string Local(const std::string& path) { return path.substr(std::string(kPrefix).size()); }
+
+  Observer before_delete_;
+  std::shared_ptr<weir::FileSystem> local_ = weir::LocalFileSystem();
+};
+
+std::string ReadText(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace
@@ -386,4 +453,62 @@ TEST_CASE("high availability: a cancel is recorded before the job ends, and an e
   REQUIRE(dispatcher.CancelJob(*id).ok());
   CHECK(*dispatcher.WaitForJob(*id) == JobStatus::kCanceled);
   CHECK(ListOrFail(*shared).empty());
+}
+
+// Flink's order: a job's end is recorded (its job result) before its checkpoints are
+// cleaned up. A runtime killed in between must leave either the checkpoints or a record
+// that the job ended: with neither, an operator restores an older savepoint and the
+// output the job committed since is written twice.
+TEST_CASE("high availability: a job's end is recorded before the retention policy discards its checkpoints",
+          "[ha][integration]") {
+  TempDir tmp;
+  const fs::path log = tmp / "runtime.log";
+  REQUIRE(weir::SetLogFile(log));
+  weir::SetLogLevel(weir::LogLevel::kInfo);
+  auto store = FileSystemHaStore::Open(tmp / "ha");
+  REQUIRE(store.ok());
+  std::shared_ptr<FileSystemHaStore> shared = std::move(*store);
+
+  // What was true when each _metadata was deleted.
+  struct Deletion {
+    std::string path;
+    size_t recorded_jobs;
+    std::string log;
+  };
+  std::mutex mu;
+  std::vector<Deletion> deletions;
+  weir::RegisterFileSystem("observed", [&](const weir::Uri&, const Configuration&) {
+    return weir::Result<std::shared_ptr<weir::FileSystem>>(
+        std::make_shared<ObservedFileSystem>([&](const std::string& path) {
+          if (weir::BaseName(path) != "_metadata") return;
+          std::vector<weir::Status> errors;
+          Deletion d{path, shared->ListJobs(&errors).size(), ReadText(log)};
+          std::lock_guard lock(mu);
+          deletions.push_back(std::move(d));
+        }));
+  });
+
+  LocalDispatcher dispatcher(Configuration(), tmp / "uploads");
+  dispatcher.EnableHighAvailability(shared);
+  JarRunRequest req;
+  req.program_args = {"--count", "600", "--rate", "3000", "--output", tmp / "out"};
+  req.flink_configuration = {{"execution.checkpointing.interval", "20ms"},
+                             {"execution.checkpointing.dir", std::string(ObservedFileSystem::kPrefix) + (tmp / "cp")}};
+  auto id = dispatcher.SubmitJobFile(kNumberSum, req);
+  REQUIRE(id.ok());
+  CHECK(*dispatcher.WaitForJob(*id) == JobStatus::kFinished);
+  auto stats = dispatcher.GetCheckpointStats(*id);
+  REQUIRE(weir::SetLogFile("/dev/stderr"));
+  weir::SetLogLevel(weir::LogLevel::kWarn);
+
+  REQUIRE(stats.ok());
+  REQUIRE(stats->latest_completed.has_value());
+  const std::string last = stats->latest_completed->external_path + "/_metadata";
+  std::lock_guard lock(mu);
+  auto it = std::find_if(deletions.begin(), deletions.end(), [&](const Deletion& d) { return d.path == last; });
+  REQUIRE(it != deletions.end());
+  CHECK(it->recorded_jobs == 0);  // the next runtime would not resume it
+  CHECK(it->log.find("job=" + id->ToHex() + " ended (FINISHED)") != std::string::npos);
+  CHECK(!fs::exists(tmp.path() / "cp" / id->ToHex()));  // and then its checkpoints went
+  CHECK(LineDifference(CommittedLines(tmp / "out"), ExpectedNumberSum(600)) == "");
 }
