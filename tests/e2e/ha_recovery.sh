@@ -64,7 +64,7 @@ for ((k = 1; k <= kills; k++)); do
   old="$(runtime_pid)"
   kill -9 "$old"
   wait_until 30 answers_with_new_pid "$old" || fail "no new runtime answered after the kill of pid $old"
-  if grep -q "job=$job status=FINISHED" "$LOG"; then
+  if finished_in_log "$job" "$LOG"; then
     finished=1  # it finished just before the kill: nothing to resume
     pass
     break

@@ -66,7 +66,7 @@ wait_until 30 checkpointed_or_finished "$job" || fail "no complete checkpoint of
 sleep "$(python3 -c "import random; print(round(random.uniform(0.5, 1.5), 2))")"
 kill -9 "$RUNTIME_PID"
 wait "$RUNTIME_PID" 2>/dev/null || true
-! grep -q "job=$job status=FINISHED" "$RUNTIME_LOG" || fail "the job finished before the kill: raise count"
+! finished_in_log "$job" || fail "the job finished before the kill: raise count"
 "$WEIR" inspect "$cpdir/$job" >/dev/null 2>&1 || fail "no complete checkpoint in '$cpdir/$job'"
 pass
 
@@ -97,7 +97,7 @@ wait_until 30 checkpointed_or_finished "$job" || fail "no complete checkpoint of
 sleep "$(python3 -c "import random; print(round(random.uniform(1.0, 2.0), 2))")"
 kill -9 "$RUNTIME_PID"
 wait "$RUNTIME_PID" 2>/dev/null || true
-! grep -q "job=$job status=FINISHED" "$RUNTIME_LOG" || fail "word_count finished before the kill: lower --rate"
+! finished_in_log "$job" || fail "word_count finished before the kill: lower --rate"
 "$WEIR" inspect "$cpdir/$job" >/dev/null 2>&1 || fail "no complete checkpoint in '$cpdir/$job'"
 port="$(free_port)"
 start_runtime "$port" "${conf[@]}"
@@ -105,7 +105,7 @@ start_runtime "$port" "${conf[@]}"
 # lines) takes 7 s or more, so the job is still running when it is stopped.
 submit_job "$port" -p 2 -s "$cpdir/$job" "$WORD_COUNT" --input "$text" --output "$out" --rate $((scale * 2500))
 sleep 1.5
-! grep -q "job=$job status=FINISHED" "$RUNTIME_LOG" || fail "word_count at p=2 finished before the stop: lower --rate"
+! finished_in_log "$job" || fail "word_count at p=2 finished before the stop: lower --rate"
 stop_with_savepoint "$port"
 run "$WEIR" run -p 1 -D "rest.port=$(free_port)" "${conf[@]}" -s "$stopped" "$WORD_COUNT" --input "$text" --output "$out"
 expect_rc 0

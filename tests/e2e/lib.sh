@@ -510,10 +510,17 @@ expect_number_sum_committed() {
   expect_committed "$tmp/.expected-number-sum" "$1" "number_sum --count $2"
 }
 
+# finished_in_log JOBID [LOG]: whether the runtime's log (default $RUNTIME_LOG) says the job
+# finished: its status line, or the line written before the retention policy discards its
+# checkpoints (a kill -9 can come between the two; then the checkpoints may be gone).
+finished_in_log() {
+  grep -Eq "job=$1 (status=FINISHED|ended \(FINISHED\))" "${2:-$RUNTIME_LOG}"
+}
+
 # checkpointed_or_finished JOBID: succeeds once $cpdir/JOBID holds a complete checkpoint or
 # the runtime log says the job finished (its checkpoints are then gone).
 checkpointed_or_finished() {
-  grep -q "job=$1 status=FINISHED" "$RUNTIME_LOG" || "$WEIR" inspect "$cpdir/$1" >/dev/null 2>&1
+  finished_in_log "$1" || "$WEIR" inspect "$cpdir/$1" >/dev/null 2>&1
 }
 
 # crash_round P JOB.so ARGS...: one round of a kill -9 test. Starts a fresh weir-runtime
@@ -543,13 +550,17 @@ crash_round() {
   sleep "$(python3 -c "import random; print(round(random.uniform($min, $max), 2))")"
   kill -9 "$RUNTIME_PID"
   wait "$RUNTIME_PID" 2>/dev/null || true
-  if grep -q "job=$job status=FINISHED" "$RUNTIME_LOG"; then
+  if finished_in_log "$job"; then
     job_finished=1
     echo "  note: job $job (p=$p) had finished before the kill"
     return 0
   fi
-  if "$WEIR" inspect "$cpdir/$job" >/dev/null 2>&1; then
+  # A job that completed a checkpoint must be restored from its own newest one: an older
+  # one would replay what the job already committed.
+  if "$WEIR" inspect "$cpdir/$job" >"$tmp/inspect.out" 2>&1; then
     restore_from="$cpdir/$job"
+  elif grep -q "job=$job checkpoint=[0-9]* completed" "$RUNTIME_LOG"; then
+    fail "job $job completed checkpoints, but 'weir inspect $cpdir/$job' failed: $(head -c 2000 "$tmp/inspect.out")"
   fi
   [[ -n "${restore_from:-}" ]] || fail "no complete checkpoint in '$cpdir' yet"
 }

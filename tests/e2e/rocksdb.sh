@@ -47,7 +47,7 @@ crash_round() {
   sleep "$(python3 -c "import random; print(round(random.uniform(0.4, 1.2), 2))")"
   kill -9 "$RUNTIME_PID"
   wait "$RUNTIME_PID" 2>/dev/null || true
-  if grep -q "job=$job status=FINISHED" "$RUNTIME_LOG"; then
+  if finished_in_log "$job"; then
     job_finished=1
     return 0
   fi

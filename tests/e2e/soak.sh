@@ -82,7 +82,7 @@ soak() {
       job="$(submitted_job)"
       sleep "$(python3 -c "import random; print(round(random.uniform(0.3, 1.5), 2))")"
       run "$WEIR" stop -m "localhost:$port" -p "$sp" "$job"
-      if [[ -z "$(savepoint_path)" ]] && grep -q "job=$job status=FINISHED" "$RUNTIME_LOG"; then
+      if [[ -z "$(savepoint_path)" ]] && finished_in_log "$job"; then
         job_finished=1
         pass
         break
