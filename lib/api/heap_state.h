@@ -532,6 +532,7 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
   // Changes with every SetCurrentKey: a state table's cached entry for the current key is
   // valid while this stays the same.
   uint64_t current_key_version() const { return current_key_version_; }
+  const uint64_t* current_key_version_address() const { return &current_key_version_; }
 
   // Starts loading state for records processed soon (see KeyedInput), in two steps a
   // batch apart: in every large state table, the slots where lookups of the `next` keys
@@ -648,7 +649,9 @@ namespace heap_internal {
 template <class K, class S, class Codec>
 class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
  public:
-  explicit TableBase(HeapKeyedStateBackend<K>* b) : backend_(b), map_(b->range().size()) {}
+  explicit TableBase(HeapKeyedStateBackend<K>* b) : backend_(b), map_(b->range().size()) {
+    cache_.key_version = b->current_key_version_address();
+  }
   void ForEachKey(const std::function<void(const K&)>& fn) const override { map_.ForEachKey(fn); }
   void PrefetchSlots(const KeyHash* keys, int n, int first_kg) const override {
     map_.PrefetchSlots(keys, n, first_kg);
@@ -706,19 +709,17 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   // A new current key whose entry its key group found last (a hot key) is found inline
   // too.
   const S* Find() {
-    if (cached_version_ == backend_->current_key_version()) [[likely]] return cached_;
+    if (cache_.Valid()) [[likely]] return cache_.entry;
     if (S* hot = FindHot()) return hot;
     return FindSlow();
   }
   S* FindMutable() {
-    if (cached_writable_version_ == backend_->current_key_version()) [[likely]] return cached_;
+    if (cache_.Writable()) [[likely]] return cache_.entry;
     if (S* hot = FindHot()) return hot;
     return FindMutableSlow();
   }
   S& GetOrInsert() {
-    if (cached_writable_version_ == backend_->current_key_version() && cached_ != nullptr) [[likely]] {
-      return *cached_;
-    }
+    if (cache_.Writable() && cache_.entry != nullptr) [[likely]] return *cache_.entry;
     if (S* hot = FindHot()) return *hot;
     return GetOrInsertSlow();
   }
@@ -730,13 +731,15 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   using GroupedMap = KeyGroupedMap<K, S, Codec>;
   using Group = typename GroupedMap::Group;
   GroupedMap map_;
+  // The current key's entry; ValueState's inline paths read it too.
+  CurrentEntryCache<S> cache_;
 
  private:
   void Cache(S* writable_entry) {
-    cached_ = writable_entry;
-    cached_version_ = cached_writable_version_ = backend_->current_key_version();
+    cache_.entry = writable_entry;
+    cache_.version = cache_.writable_version = backend_->current_key_version();
   }
-  void Uncache() { cached_version_ = cached_writable_version_ = 0; }
+  void Uncache() { cache_.version = cache_.writable_version = 0; }
   S* FindHot() {
     S* hot = map_.FindHotWritable(backend_->current_kg_index(), backend_->current_hashed_key());
     if (hot != nullptr) Cache(hot);
@@ -744,50 +747,48 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   }
   [[gnu::noinline]] const S* FindSlow() {
     bool writable = false;
-    cached_ = map_.FindEntry(backend_->current_kg_index(), backend_->current_hashed_key(), &writable);
-    cached_version_ = backend_->current_key_version();
-    cached_writable_version_ = writable ? cached_version_ : 0;
-    return cached_;
+    cache_.entry = map_.FindEntry(backend_->current_kg_index(), backend_->current_hashed_key(), &writable);
+    cache_.version = backend_->current_key_version();
+    cache_.writable_version = writable ? cache_.version : 0;
+    return cache_.entry;
   }
   [[gnu::noinline]] S* FindMutableSlow() {
     Cache(map_.FindMutable(backend_->current_kg_index(), backend_->current_hashed_key()));
-    return cached_;
+    return cache_.entry;
   }
   [[gnu::noinline]] S& GetOrInsertSlow() {
     // Found absent under the current key (a record that reads its key's state first):
     // the entry is added without a second lookup.
-    const bool absent = cached_version_ == backend_->current_key_version() && cached_ == nullptr;
+    const bool absent = cache_.Valid() && cache_.entry == nullptr;
     const int kg = backend_->current_kg_index();
     Cache(absent ? &map_.InsertAbsent(kg, backend_->current_hashed_key())
                  : &map_.GetOrInsert(kg, backend_->current_hashed_key()));
-    return *cached_;
+    return *cache_.entry;
   }
-
-  S* cached_ = nullptr;
-  uint64_t cached_version_ = 0;  // 0: nothing cached
-  // cached_version_ when cached_ may be changed in place, else 0: one compare tells a
-  // write that it may.
-  uint64_t cached_writable_version_ = 0;
 };
 
 template <class K, class V>
 class HeapValueState final : public TableBase<K, V, ValueCodec<K, V>>, public ValueState<V> {
  public:
-  using TableBase<K, V, ValueCodec<K, V>>::TableBase;
+  explicit HeapValueState(HeapKeyedStateBackend<K>* b) : TableBase<K, V, ValueCodec<K, V>>(b) {
+    this->shared_entry_ = &this->cache_;
+  }
   StateKind kind() const override { return StateKind::kValue; }
   std::optional<V> Value() override {
     const V* v = this->Find();
     return v ? std::optional<V>(*v) : std::nullopt;
   }
-  V ValueOr(const V& fallback) override {
-    const V* v = this->Find();
-    return v ? *v : fallback;
-  }
-  void Update(const V& value) override { this->GetOrInsert() = value; }
   void Clear() override { this->Erase(); }
   // The current key's value, to change in place (nullptr when it has none): for the
   // library's operators, which would otherwise copy it out and back in.
   V* MutableValue() { return this->FindMutable(); }
+
+ private:
+  V DoValueOr(const V& fallback) override {
+    const V* v = this->Find();
+    return v ? *v : fallback;
+  }
+  void DoUpdate(const V& value) override { this->GetOrInsert() = value; }
 };
 
 template <class K, class V>

@@ -44,10 +44,11 @@ class ValueStateOnBytes final : public StateBase, public ValueState<V> {
     heap_internal::ParseSerialized(value_, &v);
     return v;
   }
-  void Update(const V& v) override { b_->Put(id_, SerializeInto(v, &scratch_)); }
   void Clear() override { b_->Delete(id_); }
 
  private:
+  void DoUpdate(const V& v) override { b_->Put(id_, SerializeInto(v, &scratch_)); }
+
   BytesKeyedStateBackend* b_;
   int id_;
   std::string value_;

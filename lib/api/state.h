@@ -3,6 +3,7 @@
 // keyed stream) and operator state (scoped to the parallel instance). Handles are
 // owned by the state backend and stay valid until the operator is closed.
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -11,20 +12,57 @@
 
 namespace weir {
 
+// The current key's entry, as a backend that holds its values as objects (the heap
+// backend) shares it with the inline paths of its state handles. The backend's key
+// version (*key_version) changes with every new current key; `entry` is the current
+// key's entry (nullptr: it has none) while it equals `version`, and may be written in
+// place while it equals `writable_version` (0: it may not, a snapshot may read it).
+template <class S>
+struct CurrentEntryCache {
+  const uint64_t* key_version = nullptr;
+  S* entry = nullptr;
+  uint64_t version = 0;  // 0: nothing cached
+  uint64_t writable_version = 0;
+
+  bool Valid() const { return version == *key_version; }
+  bool Writable() const { return writable_version == *key_version; }
+};
+
 template <class V>
 class ValueState {
  public:
   virtual ~ValueState() = default;
   // The value for the current key, nullopt when none was set (Flink's null).
   virtual std::optional<V> Value() = 0;
-  virtual void Update(const V& value) = 0;
+  // A record usually reads its key's value and then writes it: with the heap backend,
+  // the write after the read (and a read of the key read last) is done here, without a
+  // call into the backend.
+  void Update(const V& value) {
+    if (shared_entry_ != nullptr && shared_entry_->Writable() && shared_entry_->entry != nullptr) [[likely]] {
+      *shared_entry_->entry = value;
+      return;
+    }
+    DoUpdate(value);
+  }
   virtual void Clear() = 0;
-  // The value for the current key, `fallback` when none was set. A backend that holds
-  // values as objects overrides it to read the value in place, without an optional.
-  virtual V ValueOr(const V& fallback) {
+  // The value for the current key, `fallback` when none was set.
+  V ValueOr(const V& fallback) {
+    if (shared_entry_ != nullptr && shared_entry_->Valid()) [[likely]] {
+      return shared_entry_->entry ? *shared_entry_->entry : fallback;
+    }
+    return DoValueOr(fallback);
+  }
+
+ protected:
+  virtual void DoUpdate(const V& value) = 0;
+  // A backend that holds values as objects overrides it to read the value in place,
+  // without an optional.
+  virtual V DoValueOr(const V& fallback) {
     auto v = Value();
     return v ? *v : fallback;
   }
+  // Set by such a backend for the life of the handle.
+  const CurrentEntryCache<V>* shared_entry_ = nullptr;
 };
 
 template <class V>
