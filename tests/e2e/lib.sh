@@ -517,6 +517,12 @@ finished_in_log() {
   grep -Eq "job=$1 (status=FINISHED|ended \(FINISHED\))" "${2:-$RUNTIME_LOG}"
 }
 
+# checkpointed_in_log JOBID: whether the runtime's log says the job completed a checkpoint
+# (a killed job must then be restored from its own newest one).
+checkpointed_in_log() {
+  grep -q "job=$1 checkpoint=[0-9]* completed" "$RUNTIME_LOG"
+}
+
 # checkpointed_or_finished JOBID: succeeds once $cpdir/JOBID holds a complete checkpoint or
 # the runtime log says the job finished (its checkpoints are then gone).
 checkpointed_or_finished() {
@@ -559,7 +565,7 @@ crash_round() {
   # one would replay what the job already committed.
   if "$WEIR" inspect "$cpdir/$job" >"$tmp/inspect.out" 2>&1; then
     restore_from="$cpdir/$job"
-  elif grep -q "job=$job checkpoint=[0-9]* completed" "$RUNTIME_LOG"; then
+  elif checkpointed_in_log "$job"; then
     fail "job $job completed checkpoints, but 'weir inspect $cpdir/$job' failed: $(head -c 2000 "$tmp/inspect.out")"
   fi
   [[ -n "${restore_from:-}" ]] || fail "no complete checkpoint in '$cpdir' yet"

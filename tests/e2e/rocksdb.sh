@@ -53,6 +53,8 @@ crash_round() {
   fi
   if compgen -G "$cpdir/$job/chk-*/_metadata" >/dev/null; then
     restore_from="$cpdir/$job"
+  elif checkpointed_in_log "$job"; then
+    fail "job $job completed checkpoints, but '$cpdir/$job' holds no complete one"
   fi
   [[ -n "$restore_from" ]] || fail "no complete checkpoint yet"
 }
