@@ -710,8 +710,7 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   // too.
   const S* Find() {
     if (cache_.Valid()) [[likely]] return cache_.entry;
-    if (S* hot = FindHot()) return hot;
-    return FindSlow();
+    return FindUncached();
   }
   S* FindMutable() {
     if (cache_.Writable()) [[likely]] return cache_.entry;
@@ -720,6 +719,15 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   }
   S& GetOrInsert() {
     if (cache_.Writable() && cache_.entry != nullptr) [[likely]] return *cache_.entry;
+    return GetOrInsertUncached();
+  }
+  // Find and GetOrInsert past their cache check, for a caller that made it already
+  // (ValueState's inline paths, which call into the table when it failed).
+  const S* FindUncached() {
+    if (S* hot = FindHot()) return hot;
+    return FindSlow();
+  }
+  S& GetOrInsertUncached() {
     if (S* hot = FindHot()) return *hot;
     return GetOrInsertSlow();
   }
@@ -784,11 +792,12 @@ class HeapValueState final : public TableBase<K, V, ValueCodec<K, V>>, public Va
   V* MutableValue() { return this->FindMutable(); }
 
  private:
+  // ValueState checked the shared cache before calling these.
   V DoValueOr(const V& fallback) override {
-    const V* v = this->Find();
+    const V* v = this->FindUncached();
     return v ? *v : fallback;
   }
-  void DoUpdate(const V& value) override { this->GetOrInsert() = value; }
+  void DoUpdate(const V& value) override { this->GetOrInsertUncached() = value; }
 };
 
 template <class K, class V>
