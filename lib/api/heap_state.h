@@ -122,7 +122,8 @@ class KeyGroupedMap {
     std::atomic<size_t> rows_hint{0};
   };
 
-  explicit KeyGroupedMap(int num_key_groups) : groups_(num_key_groups), hot_(num_key_groups) {
+  explicit KeyGroupedMap(int num_key_groups)
+      : groups_(num_key_groups), hot_(num_key_groups), hot_keys_(kKeyComparedByBits<K> ? 0 : num_key_groups) {
     for (auto& g : groups_) g = std::make_shared<Group>();
   }
   // `key` is a K or a HashedKeyRef<K>.
@@ -146,21 +147,20 @@ class KeyGroupedMap {
   // The entry of `key` when it is the one its group found last and the group is known
   // to be writable (a hot key, found inline); nullptr: ask FindEntry, FindMutable or
   // GetOrInsert.
-  S* FindHotWritable(int kg, const HashedKeyRef<K>& key) {
-    const Hot& hot = hot_[kg];
-    return hot.writable ? Last(hot, key) : nullptr;
-  }
+  S* FindHotWritable(int kg, const HashedKeyRef<K>& key) { return hot_[kg].writable ? Last(kg, key) : nullptr; }
+  // What FindHotWritable reads, by key group, for keys compared by their bits (for
+  // CurrentEntryCache::FindHot); the array stays where it is for the life of the map.
+  const HotEntry<S>* hot_entries() const { return hot_.data(); }
   // The lookups after FindHotWritable found nothing. A group it knew writable it compared
   // with the entry found last already; a group it did not (pinned since) is made writable
   // first when the entry is to change, and compared with that entry here.
   // For reads, and for changes in place when *writable.
   S* FindEntry(int kg, const HashedKeyRef<K>& key, bool* writable) {
-    Hot& hot = hot_[kg];
-    if (hot.writable) [[likely]] {
+    if (hot_[kg].writable) [[likely]] {
       *writable = true;
     } else {
       *writable = KnownWritable(kg);
-      if (S* last = Last(hot, key)) return last;
+      if (S* last = Last(kg, key)) return last;
     }
     return FindInGroup(kg, key);
   }
@@ -168,7 +168,7 @@ class KeyGroupedMap {
   S* FindMutable(int kg, const HashedKeyRef<K>& key) {
     if (!hot_[kg].writable) [[unlikely]] {
       Mutable(kg);
-      if (S* last = Last(hot_[kg], key)) return last;
+      if (S* last = Last(kg, key)) return last;
     }
     return FindInGroup(kg, key);
   }
@@ -176,7 +176,7 @@ class KeyGroupedMap {
   S& GetOrInsert(int kg, const HashedKeyRef<K>& key) {
     if (!hot_[kg].writable) [[unlikely]] {
       Mutable(kg);
-      if (S* last = Last(hot_[kg], key)) return *last;
+      if (S* last = Last(kg, key)) return *last;
     }
     if (S* found = FindInGroup(kg, key)) return *found;
     return AddToGroup(kg, key);
@@ -205,7 +205,7 @@ class KeyGroupedMap {
   }
   // The group's map, for entries to be added or erased.
   Map& MutableForInsert(int kg) {
-    hot_[kg].last = nullptr;
+    hot_[kg].value = nullptr;
     return Mutable(kg);
   }
   int num_key_groups() const { return static_cast<int>(groups_.size()); }
@@ -213,11 +213,11 @@ class KeyGroupedMap {
   // task changed after an earlier pin (serialized) leaves its rows to that snapshot,
   // and its map moves on into a new group, which this snapshot pins.
   std::vector<std::shared_ptr<Group>> Pin() {
-    for (Hot& hot : hot_) hot.writable = false;
+    for (HotEntry<S>& hot : hot_) hot.writable = false;
     for (auto& g : groups_) {
       if (g->serialized.load(std::memory_order_acquire)) {
         auto fresh = std::make_shared<Group>();
-        fresh->map = std::move(g->map);  // the entries stay where they are (and hot_'s `last`)
+        fresh->map = std::move(g->map);  // the entries stay where they are (and hot_'s)
         fresh->rows_hint.store(g->rows_hint.load(std::memory_order_relaxed), std::memory_order_relaxed);
         g = std::move(fresh);
       }
@@ -254,18 +254,11 @@ class KeyGroupedMap {
   }
 
  private:
-  // What the task thread knows of a group, in an array of its own: what a record reads
-  // first, with no pointer to follow and no atomic to load.
-  struct Hot {
-    // The entry found last, with its key's hash code (nullptr: none), so that a hot key
-    // is found without a walk of the map. Entries of a FlatHashMap move when one is added
-    // or erased: every insertion and erasure sets it again or drops it.
-    typename Map::value_type* last = nullptr;
-    int32_t last_hash = 0;
-    // The group was seen Writable since the task last pinned it. Only Pin (on the task
-    // thread) makes a group unwritable, so this stays true until the next Pin; false
-    // means "look" (the writer may have made it writable meanwhile).
-    bool writable = true;
+  // The key of a group's hot entry, for keys not compared by their bits: the entry's key,
+  // and its hash code, compared first.
+  struct HotKey {
+    const K* key = nullptr;
+    int32_t hash = 0;
   };
 
   const Map* GroupOf(const KeyHash& key, int first_kg) const {
@@ -323,32 +316,48 @@ class KeyGroupedMap {
   }
   S& AddToGroup(int kg, const HashedKeyRef<K>& key) {
     auto it = groups_[kg]->map.emplace_absent(key);
-    hot_[kg].last = &*it;
-    hot_[kg].last_hash = key.hash_code;
+    SetLast(kg, *it, key.hash_code);
     return it->second;
   }
-  static S* Last(const Hot& hot, const HashedKeyRef<K>& key) {
-    // A number key is compared as it is: its hash code comes from it, and comparing that
-    // first would only add a load and a branch.
-    if constexpr (std::is_arithmetic_v<K>) {
-      if (hot.last != nullptr && hot.last->first == key.key) return &hot.last->second;
-    } else if (hot.last != nullptr && hot.last_hash == key.hash_code && KeyEqual<K>{}(hot.last->first, key.key)) {
-      return &hot.last->second;
+  void SetLast(int kg, typename Map::value_type& entry, int32_t hash_code) {
+    hot_[kg].value = &entry.second;
+    if constexpr (kKeyComparedByBits<K>) {
+      hot_[kg].key_bits = KeyBits(entry.first);
+    } else {
+      hot_keys_[kg] = {&entry.first, hash_code};
     }
-    return nullptr;
+  }
+  // The group's hot entry when it is `key`'s.
+  S* Last(int kg, const HashedKeyRef<K>& key) const {
+    const HotEntry<S>& hot = hot_[kg];
+    if (hot.value == nullptr) return nullptr;
+    // A key compared by its bits is compared as it is: its hash code comes from it, and
+    // comparing that first would only add a load and a branch.
+    if constexpr (kKeyComparedByBits<K>) {
+      return hot.key_bits == KeyBits(key.key) ? hot.value : nullptr;
+    } else {
+      const HotKey& last = hot_keys_[kg];
+      return last.hash == key.hash_code && KeyEqual<K>{}(*last.key, key.key) ? hot.value : nullptr;
+    }
   }
   // A lookup that Last did not answer.
   S* FindInGroup(int kg, const HashedKeyRef<K>& key) {
     auto& m = groups_[kg]->map;
     auto it = m.find(key);
     if (it == m.end()) return nullptr;
-    hot_[kg].last = &*it;
-    hot_[kg].last_hash = key.hash_code;
+    SetLast(kg, *it, key.hash_code);
     return &it->second;
   }
 
   std::vector<std::shared_ptr<Group>> groups_;
-  std::vector<Hot> hot_;  // by key group, as groups_; the task's only
+  // What the task thread knows of each group, by key group as groups_, in arrays of their
+  // own: what a record reads first, with no pointer to follow and no atomic to load. The
+  // task's only. An entry's value moves when another is added to or erased from its
+  // group's FlatHashMap: every insertion and erasure sets it again or drops it. Only Pin
+  // (on the task thread) makes a group unwritable, so `writable` stays true until the
+  // next Pin; false means "look" (the writer may have made it writable meanwhile).
+  std::vector<HotEntry<S>> hot_;
+  std::vector<HotKey> hot_keys_;  // for keys not compared by their bits (else empty)
 };
 
 template <class T>
@@ -504,8 +513,7 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
     owned_key_ = key;
     current_key_ = &owned_key_;
     current_hash_code_ = hash_code;
-    current_kg_index_ = kg - range_.start;
-    ++current_key_version_;
+    SetCurrentView(key, kg);
   }
   // The same without a copy of the key: `key` must stay where it is, unchanged, while it
   // is current (until the next SetCurrentKey, BorrowCurrentKey or KeepCurrentKey). For
@@ -514,11 +522,10 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
     if (!range_.Contains(kg)) [[unlikely]] ThrowKeyGroupOutOfRange(kg, range_);
     current_key_ = &key;
     current_hash_code_ = hash_code;
-    current_kg_index_ = kg - range_.start;
-    ++current_key_version_;
+    SetCurrentView(key, kg);
   }
   // Copies a borrowed current key, whose place is about to be reused; the key stays the
-  // same (and so does current_key_version).
+  // same (and so does current_key_version()).
   void KeepCurrentKey() {
     if (current_key_ == &owned_key_) return;
     owned_key_ = *current_key_;
@@ -528,11 +535,13 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
   // The current key with the hash code its key group came from: the state tables look it
   // up without hashing it again.
   HashedKeyRef<K> current_hashed_key() const { return {*current_key_, current_hash_code_}; }
-  int current_kg_index() const { return current_kg_index_; }
+  int current_kg_index() const { return current_.kg_index; }
   // Changes with every SetCurrentKey: a state table's cached entry for the current key is
   // valid while this stays the same.
-  uint64_t current_key_version() const { return current_key_version_; }
-  const uint64_t* current_key_version_address() const { return &current_key_version_; }
+  uint64_t current_key_version() const { return current_.version; }
+  // The current key as the state handles' inline paths read it, for the life of the
+  // backend.
+  const CurrentKeyView* current_key_view() const { return &current_; }
 
   // Starts loading state for records processed soon (see KeyedInput), in two steps a
   // batch apart: in every large state table, the slots where lookups of the `next` keys
@@ -625,14 +634,18 @@ class HeapKeyedStateBackend final : public KeyedStateBackend {
  private:
   template <class Table, class... Args>
   Table& GetOrCreate(const std::string& name, StateKind kind, Args&&... args);
+  void SetCurrentView(const K& key, int kg) {
+    current_.kg_index = kg - range_.start;
+    if constexpr (kKeyComparedByBits<K>) current_.key_bits = KeyBits(key);
+    ++current_.version;
+  }
 
   int max_parallelism_;
   KeyGroupRange range_;
   K owned_key_{};
   const K* current_key_ = &owned_key_;  // &owned_key_, or a key borrowed (BorrowCurrentKey)
   int32_t current_hash_code_ = KeyHashCode<K>::Of(K{});
-  int current_kg_index_ = 0;
-  uint64_t current_key_version_ = 1;
+  CurrentKeyView current_;
   const size_t prefetch_bytes_ = PrefetchStateBytes();
   static constexpr size_t kPrefetchTableEntries = 1024;  // a smaller table stays cached
   std::map<std::string, std::unique_ptr<KeyedStateTable>> tables_;
@@ -650,7 +663,8 @@ template <class K, class S, class Codec>
 class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
  public:
   explicit TableBase(HeapKeyedStateBackend<K>* b) : backend_(b), map_(b->range().size()) {
-    cache_.key_version = b->current_key_version_address();
+    cache_.current = b->current_key_view();
+    if constexpr (kKeyComparedByBits<K>) cache_.hot = map_.hot_entries();
   }
   void ForEachKey(const std::function<void(const K&)>& fn) const override { map_.ForEachKey(fn); }
   void PrefetchSlots(const KeyHash* keys, int n, int first_kg) const override {
@@ -710,7 +724,8 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   // too.
   const S* Find() {
     if (cache_.Valid()) [[likely]] return cache_.entry;
-    return FindUncached();
+    if (S* hot = FindHot()) return hot;
+    return FindSlow();
   }
   S* FindMutable() {
     if (cache_.Writable()) [[likely]] return cache_.entry;
@@ -719,16 +734,22 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   }
   S& GetOrInsert() {
     if (cache_.Writable() && cache_.entry != nullptr) [[likely]] return *cache_.entry;
-    return GetOrInsertUncached();
+    if (S* hot = FindHot()) return *hot;
+    return GetOrInsertSlow();
   }
-  // Find and GetOrInsert past their cache check, for a caller that made it already
-  // (ValueState's inline paths, which call into the table when it failed).
-  const S* FindUncached() {
-    if (S* hot = FindHot()) return hot;
+  // Find and GetOrInsert past the checks that ValueState's inline paths made before they
+  // called into the table: the cache, and the hot key when the keys are compared by their
+  // bits (CurrentEntryCache::FindHot).
+  const S* FindPastInlineChecks() {
+    if constexpr (!kKeyComparedByBits<K>) {
+      if (S* hot = FindHot()) return hot;
+    }
     return FindSlow();
   }
-  S& GetOrInsertUncached() {
-    if (S* hot = FindHot()) return *hot;
+  S& GetOrInsertPastInlineChecks() {
+    if constexpr (!kKeyComparedByBits<K>) {
+      if (S* hot = FindHot()) return *hot;
+    }
     return GetOrInsertSlow();
   }
   void Erase() {
@@ -749,9 +770,13 @@ class TableBase : public KeyedStateTable, public KeyedTableKeys<K> {
   }
   void Uncache() { cache_.version = cache_.writable_version = 0; }
   S* FindHot() {
-    S* hot = map_.FindHotWritable(backend_->current_kg_index(), backend_->current_hashed_key());
-    if (hot != nullptr) Cache(hot);
-    return hot;
+    if constexpr (kKeyComparedByBits<K>) {
+      return cache_.FindHot();
+    } else {
+      S* hot = map_.FindHotWritable(backend_->current_kg_index(), backend_->current_hashed_key());
+      if (hot != nullptr) Cache(hot);
+      return hot;
+    }
   }
   [[gnu::noinline]] const S* FindSlow() {
     bool writable = false;
@@ -792,12 +817,12 @@ class HeapValueState final : public TableBase<K, V, ValueCodec<K, V>>, public Va
   V* MutableValue() { return this->FindMutable(); }
 
  private:
-  // ValueState checked the shared cache before calling these.
+  // ValueState made its inline checks before it calls these.
   V DoValueOr(const V& fallback) override {
-    const V* v = this->FindUncached();
+    const V* v = this->FindPastInlineChecks();
     return v ? *v : fallback;
   }
-  void DoUpdate(const V& value) override { this->GetOrInsertUncached() = value; }
+  void DoUpdate(const V& value) override { this->GetOrInsertPastInlineChecks() = value; }
 };
 
 template <class K, class V>

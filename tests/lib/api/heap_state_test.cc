@@ -496,6 +496,65 @@ TEST_CASE("heap state: a group written in place after one snapshot is copied aga
   }
 }
 
+TEST_CASE("heap state: a number key that is its group's hot key is read and written in place until a snapshot pins it",
+          "[api][state]") {
+  HeapKeyedStateBackend<int64_t> backend(128, {0, 127});
+  auto& value = backend.GetValueState<int64_t>("v");
+  // a and b in two key groups, c in a's.
+  const int64_t a = 1;
+  int64_t b = a + 1;
+  while (weir::KeyGroupOf(b, 128) == weir::KeyGroupOf(a, 128)) ++b;
+  int64_t c = a + 1;
+  while (weir::KeyGroupOf(c, 128) != weir::KeyGroupOf(a, 128)) ++c;
+  auto add = [&](int64_t key, int64_t n) {
+    backend.SetCurrentKey(key);
+    value.Update(value.ValueOr(0) + n);
+  };
+  for (int i = 0; i < 1000; ++i) {
+    add(a, 1);
+    add(b, 2);
+  }
+  // A write with no read before it, of a hot key.
+  backend.SetCurrentKey(a);
+  value.Update(5000);
+  // c is not its group's hot key (a is): it is absent, then added, and a stays as it was.
+  backend.SetCurrentKey(c);
+  CHECK(value.ValueOr(-1) == -1);
+  value.Update(7);
+  backend.SetCurrentKey(a);
+  CHECK(value.ValueOr(-1) == 5000);
+  backend.SetCurrentKey(b);
+  CHECK(value.ValueOr(-1) == 2000);
+  // Pinned by a snapshot: the hot keys' writes, after a read or not, do not reach it.
+  auto snapshot = backend.Snapshot({});
+  add(a, 1);
+  backend.SetCurrentKey(b);
+  value.Update(9);
+  add(a, 1);
+  auto rows = weir::ReadKeyGroups(WriteSnapshot(std::move(snapshot)), {0, 127});
+  REQUIRE(rows.ok());
+  HeapKeyedStateBackend<int64_t> restored(128, {0, 127});
+  restored.SetRestored(*rows);
+  auto& restored_value = restored.GetValueState<int64_t>("v");
+  const std::vector<std::pair<int64_t, int64_t>> pinned = {{a, 5000}, {b, 2000}, {c, 7}};
+  for (const auto& [key, expected] : pinned) {
+    restored.SetCurrentKey(key);
+    CHECK(restored_value.ValueOr(-1) == expected);
+  }
+  const std::vector<std::pair<int64_t, int64_t>> now = {{a, 5002}, {b, 9}, {c, 7}};
+  for (const auto& [key, expected] : now) {
+    backend.SetCurrentKey(key);
+    CHECK(value.ValueOr(-1) == expected);
+  }
+  // A hot key cleared is not found again.
+  backend.SetCurrentKey(b);
+  value.Clear();
+  add(a, 1);
+  backend.SetCurrentKey(b);
+  CHECK(value.ValueOr(-1) == -1);
+  CHECK_FALSE(value.Value().has_value());
+}
+
 TEST_CASE("heap state: string keys find their entries with the hash code of SetCurrentKey", "[api][state]") {
   HeapKeyedStateBackend<std::string> backend(128, {0, 127});
   auto& value = backend.GetValueState<int64_t>("count");
