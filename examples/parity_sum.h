@@ -46,8 +46,7 @@ class ParitySum final : public weir::KeyedProcessFunction<int64_t, int64_t, SumL
   }
 
  private:
-  // Out of line and cold: the path every other record takes keeps a small frame (fewer
-  // registers saved and restored per record).
+  // Out of line and cold: the path every other record takes keeps a small frame.
   [[gnu::noinline, gnu::cold]] static void FailIfPlanned(int64_t n) {
     if (Failures().ShouldFail(n)) throw std::runtime_error("injected failure at n=" + std::to_string(n) + " (--fail-at)");
   }
