@@ -33,10 +33,11 @@ inline int32_t MurmurHashInt(int32_t code) {
   h ^= h >> 13;
   h *= 0xc2b2ae35u;
   h ^= h >> 16;
-  int32_t r = static_cast<int32_t>(h);
-  if (r >= 0) return r;
-  if (r != INT32_MIN) return -r;
-  return 0;
+  // Flink's result: h when non-negative as an int, else -h, and 0 for INT32_MIN. Without
+  // a branch: the sign of a hash is a coin toss that a branch mispredicts half the time.
+  const uint32_t negative = 0u - (h >> 31);              // all ones when h is negative
+  const uint32_t magnitude = (h ^ negative) - negative;  // |h|; INT32_MIN stays 2^31
+  return static_cast<int32_t>(magnitude & 0x7fffffffu);  // 2^31 -> 0; the rest are below
 }
 
 // CRC-32C (Castagnoli), used for checksums of state files and metadata.
