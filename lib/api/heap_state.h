@@ -330,12 +330,12 @@ class KeyGroupedMap {
   // The group's hot entry when it is `key`'s.
   S* Last(int kg, const HashedKeyRef<K>& key) const {
     const HotEntry<S>& hot = hot_[kg];
-    if (hot.value == nullptr) return nullptr;
     // A key compared by its bits is compared as it is: its hash code comes from it, and
     // comparing that first would only add a load and a branch.
     if constexpr (kKeyComparedByBits<K>) {
-      return hot.key_bits == KeyBits(key.key) ? hot.value : nullptr;
+      return hot.ValueFor(KeyBits(key.key));
     } else {
+      if (hot.value == nullptr) return nullptr;
       const HotKey& last = hot_keys_[kg];
       return last.hash == key.hash_code && KeyEqual<K>{}(*last.key, key.key) ? hot.value : nullptr;
     }

@@ -44,6 +44,9 @@ struct HotEntry {
   // The group was seen writable since the task last pinned it for a snapshot: `value`
   // may be changed in place. False means "look" (see KeyGroupedMap).
   bool writable = true;
+
+  // `value` when the entry is the key's with these bits, else nullptr.
+  S* ValueFor(uint64_t bits) const { return value != nullptr && key_bits == bits ? value : nullptr; }
 };
 
 // The current key's entry, as the heap backend shares it with the inline paths of its
@@ -67,10 +70,11 @@ struct CurrentEntryCache {
   S* FindHot() {
     if (hot == nullptr) return nullptr;
     const HotEntry<S>& h = hot[current->kg_index];
-    if (!h.writable || h.value == nullptr || h.key_bits != current->key_bits) return nullptr;
-    entry = h.value;
+    S* found = h.writable ? h.ValueFor(current->key_bits) : nullptr;
+    if (found == nullptr) return nullptr;
+    entry = found;
     version = writable_version = current->version;
-    return h.value;
+    return found;
   }
 };
 
@@ -86,11 +90,13 @@ class ValueState {
   // backend.
   void Update(const V& value) {
     if (shared_entry_ != nullptr) [[likely]] {
-      if (shared_entry_->Writable() && shared_entry_->entry != nullptr) [[likely]] {
-        *shared_entry_->entry = value;
-        return;
-      }
-      if (V* hot = shared_entry_->FindHot()) {
+      if (shared_entry_->Writable()) [[likely]] {
+        if (shared_entry_->entry != nullptr) [[likely]] {
+          *shared_entry_->entry = value;
+          return;
+        }
+        // Read absent under this key: the backend adds it.
+      } else if (V* hot = shared_entry_->FindHot()) {
         *hot = value;
         return;
       }
