@@ -234,11 +234,61 @@ class RecordWriterOutput final : public Output<T> {
       AppendToOneChannel(channel, records, hashes, count);
       return;
     }
+    switch (num_channels_) {
+      case 2:
+        if (AppendToFewChannels<2>(records, hashes, count)) return;
+        break;
+      case 3:
+        if (AppendToFewChannels<3>(records, hashes, count)) return;
+        break;
+      case 4:
+        if (AppendToFewChannels<4>(records, hashes, count)) return;
+        break;
+      default:
+        break;
+    }
     if (num_channels_ <= kLocalChannels) {
       AppendToChannels(records, hashes, count);
       return;
     }
     for (int i = 0; i < count; ++i) Append<true>(channel_of_(hashes[i].key_group), records[i], hashes[i]);
+  }
+  // The same over kChannels channels when each open buffer has room for all `count`
+  // records (else false, and nothing written): every record is written at the end of
+  // every channel's buffer, and only its own channel's fill level moves past it. No
+  // branch on the channel, which is as random as the keys, and the fill levels stay in
+  // registers (AppendToChannels keeps them in an array, through which a record waits on
+  // the store of the one before it to the same channel). Past kChannels = 4 the writes
+  // of every record to every channel cost more than that saves.
+  template <int kChannels>
+  bool AppendToFewChannels(const T* records, const KeyHash* hashes, int count) {
+    const size_t hash_bytes = key_hash_bytes_;
+    const size_t size = hash_bytes + sizeof(T);
+    const KeyGroupToOperator channel_of = channel_of_;  // a local: the buffers' bytes may alias *this
+    uint8_t* start[kChannels];
+    uint8_t* at[kChannels];
+    for (int c = 0; c < kChannels; ++c) {
+      OpenBuffer& open = writer_->open(c);
+      if (open.used + static_cast<size_t>(count) * size > AppendEnd(open)) return false;
+      start[c] = at[c] = open.bytes.data() + open.used;
+    }
+    for (int i = 0; i < count; ++i) {
+      const KeyHash hash = hashes[i];
+      const T record = records[i];
+      const int mine = channel_of(hash.key_group);
+      for (int c = 0; c < kChannels; ++c) {
+        WriteKeyHash(at[c], hash, hash_bytes);
+        std::memcpy(at[c] + hash_bytes, &record, sizeof(T));
+        at[c] += size & (0 - static_cast<size_t>(c == mine));  // a mask: no branch
+      }
+    }
+    for (int c = 0; c < kChannels; ++c) {
+      OpenBuffer& open = writer_->open(c);
+      const auto written = static_cast<size_t>(at[c] - start[c]);
+      open.used += written;
+      open.records += static_cast<int64_t>(written / size);
+    }
+    return true;
   }
   // The same over several channels: each record goes to its channel's open buffer, whose
   // fill level and record count stay in locals for the whole call instead of being read

@@ -296,8 +296,10 @@ template <class T>
 std::pair<std::vector<std::vector<uint8_t>>, std::vector<std::vector<uint8_t>>> OneByOneAndBatched(
     const std::vector<T>& records, ShipStrategy strategy, std::shared_ptr<const KeySelectorBase<T>> selector,
     int channels, int batch, bool timestamps, size_t room) {
-  KeepingWriter one_by_one(channels, room, 100);
-  KeepingWriter batched(channels, room, 100);
+  // A threshold of 100 bytes, or of the room when larger (room for whole batches).
+  const size_t threshold = std::max<size_t>(room, 100);
+  KeepingWriter one_by_one(channels, room, threshold);
+  KeepingWriter batched(channels, room, threshold);
   RecordWriterOutput<T> a(&one_by_one, strategy, selector, 128, 0, timestamps);
   RecordWriterOutput<T> b(&batched, strategy, selector, 128, 0, timestamps);
   SetCurrentRecordTimestamp(timestamps ? 42 : kNoTimestamp);
@@ -315,12 +317,14 @@ std::pair<std::vector<std::vector<uint8_t>>, std::vector<std::vector<uint8_t>>> 
 
 TEST_CASE("RecordWriterOutput: a batch is written as its records would be one by one", "[channel_io]") {
   const bool timestamps = GENERATE(false, true);
-  // One, a few (their fill levels kept in locals) and more than RecordWriterOutput keeps so.
-  const int channels = GENERATE(1, 3, 20);
+  // One, a few (written to every channel: 2 to 4; their fill levels kept in locals: up to
+  // 16) and more than RecordWriterOutput keeps so.
+  const int channels = GENERATE(1, 2, 3, 4, 5, 20);
   // Shorter than, as long as, and longer than the chunk whose hashes are taken at once.
   const int batch = GENERATE(1, 7, 64, 65, 500);
-  // No room, room for less than a record, and for a few (the threshold is 100 bytes).
-  const size_t room = GENERATE(0, 5, 64);
+  // No room, room for less than a record, for a few (the threshold is 100 bytes), and for
+  // whole chunks of records (the threshold is the room).
+  const size_t room = GENERATE(0, 5, 64, 4096);
   INFO("channels " << channels << ", batch " << batch << ", room " << room);
   std::vector<int64_t> numbers;
   for (int64_t n = -300; n < 700; ++n) numbers.push_back(n * 7919);
