@@ -437,6 +437,7 @@ TEST_CASE("HeapKeyedStateBackend: prefetching pays only once the state outgrows 
   const size_t enough = (PrefetchStateBytes() + entry_bytes - 1) / entry_bytes;
   size_t entries = 0;  // of both states
   int small_entries = 0;
+  std::vector<int64_t> written;  // the large state's keys
   for (int64_t key = 0; entries < enough; ++key) {
     if (!backend.range().Contains(KeyGroupOf(key, 128))) {
       PrefetchKey(backend, key);  // another subtask's key: ignored
@@ -445,6 +446,7 @@ TEST_CASE("HeapKeyedStateBackend: prefetching pays only once the state outgrows 
     CHECK_FALSE(backend.PrefetchPays());
     backend.SetCurrentKey(key);
     large.Update(key);
+    written.push_back(key);
     ++entries;
     if (small_entries < 10) {
       small.Update(key);
@@ -461,6 +463,12 @@ TEST_CASE("HeapKeyedStateBackend: prefetching pays only once the state outgrows 
     CHECK(large.ValueOr(-1) == key);
   }
   CHECK(small.ValueOr(-1) == -1);  // the last key has no value in the small state
+  // Entries erased count as well: without the large state's, prefetching stops paying.
+  for (int64_t key : written) {
+    backend.SetCurrentKey(key);
+    large.Clear();
+  }
+  CHECK_FALSE(backend.PrefetchPays());
 }
 
 }  // namespace
