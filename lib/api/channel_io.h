@@ -234,34 +234,23 @@ class RecordWriterOutput final : public Output<T> {
       AppendToOneChannel(channel, records, hashes, count);
       return;
     }
-    switch (num_channels_) {
-      case 2:
-        if (AppendToFewChannels<2>(records, hashes, count)) return;
-        break;
-      case 3:
-        if (AppendToFewChannels<3>(records, hashes, count)) return;
-        break;
-      case 4:
-        if (AppendToFewChannels<4>(records, hashes, count)) return;
-        break;
-      default:
-        break;
-    }
+    if (num_channels_ == 2 && AppendToTwoChannels(records, hashes, count)) return;
     if (num_channels_ <= kLocalChannels) {
       AppendToChannels(records, hashes, count);
       return;
     }
     for (int i = 0; i < count; ++i) Append<true>(channel_of_(hashes[i].key_group), records[i], hashes[i]);
   }
-  // The same over kChannels channels when each open buffer has room for all `count`
-  // records (else false, and nothing written): every record is written at the end of
-  // every channel's buffer, and only its own channel's fill level moves past it. No
-  // branch on the channel, which is as random as the keys, and the fill levels stay in
-  // registers (AppendToChannels keeps them in an array, through which a record waits on
-  // the store of the one before it to the same channel). Past kChannels = 4 the writes
-  // of every record to every channel cost more than that saves.
-  template <int kChannels>
-  bool AppendToFewChannels(const T* records, const KeyHash* hashes, int count) {
+  // The same over two channels when each open buffer has room for all `count` records
+  // (else false, and nothing written): every record is written at the end of both
+  // channels' buffers, and only its own channel's fill level moves past it. No branch on
+  // the channel, which is as random as the keys, and the fill levels stay in registers
+  // (AppendToChannels keeps them in an array, through which a record waits on the store
+  // of the one before it to the same channel). With three or four channels the writes of
+  // every record to every channel cost more than that saves (perf samples of the source
+  // at p=3 and p=4: a third more than AppendToChannels).
+  bool AppendToTwoChannels(const T* records, const KeyHash* hashes, int count) {
+    constexpr int kChannels = 2;
     const size_t hash_bytes = key_hash_bytes_;
     const size_t size = hash_bytes + sizeof(T);
     const KeyGroupToOperator channel_of = channel_of_;  // a local: the buffers' bytes may alias *this
