@@ -220,8 +220,9 @@ class RecordWriterOutput final : public Output<T> {
   // Append<true> for each of records[0, count) (numbers, no timestamps), each with its
   // hashes[i]. When they all go to one channel (an edge of one channel, or a few hot keys),
   // those that fit in its open buffer are copied with the buffer's fill level in a
-  // register, and counted once; otherwise with the fill levels of a few channels in
-  // locals (AppendToChannels), or record by record.
+  // register, and counted once; otherwise, on an edge of two channels, written to both
+  // (AppendToTwoChannels), else with the fill levels of a few channels in locals
+  // (AppendToChannels), or record by record.
   void AppendHashedNumbers(const T* records, const KeyHash* hashes, int count) {
     if (num_channels_ == 1) {
       AppendToOneChannel(0, records, hashes, count);
