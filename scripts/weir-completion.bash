@@ -13,7 +13,11 @@ _weir_config_keys="execution.target execution.attached parallelism.default pipel
 rest.address rest.port rest.bind-address rest.bind-port rest.server.max-content-length
 rest.client.max-content-length rest.async.store-duration rest.connection-timeout client.timeout
 web.upload.dir taskmanager.memory.segment-size taskmanager.network.memory.buffers-per-channel
-taskmanager.network.memory.floating-buffers-per-gate execution.checkpointing.interval
+taskmanager.network.memory.floating-buffers-per-gate taskmanager.network.memory.buffer-debloat.enabled
+taskmanager.network.memory.buffer-debloat.target taskmanager.network.memory.buffer-debloat.period
+taskmanager.network.memory.buffer-debloat.samples
+taskmanager.network.memory.buffer-debloat.threshold-percentages taskmanager.memory.min-segment-size
+execution.checkpointing.interval
 execution.checkpointing.mode execution.checkpointing.timeout
 execution.checkpointing.max-concurrent-checkpoints execution.checkpointing.min-pause
 execution.checkpointing.tolerable-failed-checkpoints

@@ -25,6 +25,10 @@ struct OpenBuffer {
   std::vector<uint8_t> bytes;
   size_t used = 0;
   int64_t records = 0;  // records in [0, used), for metrics
+  // The buffer is handed over once `used` reaches this: the writer's flush threshold, or
+  // less when the consumer asks for smaller buffers (buffer debloating). 0: after every
+  // record. Changed only between buffers, while `used` is 0.
+  size_t limit = 0;
 };
 
 // The open buffers of one output edge of a subtask, one per downstream channel.
@@ -38,12 +42,21 @@ class ChannelWriter {
   // Hands the open buffer's records to the channel (blocking while the channel is
   // full: backpressure) and leaves an empty buffer in its place.
   virtual void Flush(int channel) = 0;
-  // A buffer is handed over once it holds at least this many bytes.
+  // A buffer is handed over once it holds at least this many bytes (its OpenBuffer's
+  // limit, at most this).
   size_t flush_threshold() const { return flush_threshold_; }
 
  protected:
+  // Sets the flush threshold and every open buffer's limit to it (open_ sized first).
+  void SetFlushThreshold(size_t bytes) {
+    flush_threshold_ = bytes;
+    for (OpenBuffer& open : open_) open.limit = bytes;
+  }
+
   std::vector<OpenBuffer> open_;
-  size_t flush_threshold_ = 32 * 1024;
+
+ private:
+  size_t flush_threshold_ = 0;
 };
 
 enum class ShipStrategy { kForward, kHash, kRebalance, kBroadcast };
@@ -141,8 +154,7 @@ class RecordWriterOutput final : public Output<T> {
         num_channels_(writer->num_channels()),
         key_hash_bytes_(strategy == ShipStrategy::kHash ? key_selector_->key_hash_bytes() : 0),
         channel_of_(max_parallelism, num_channels_),
-        next_channel_(subtask_index % writer->num_channels()),
-        flush_threshold_(writer->flush_threshold()) {}
+        next_channel_(subtask_index % writer->num_channels()) {}
 
   void Collect(const T& record) override {
     switch (strategy_) {
@@ -189,10 +201,10 @@ class RecordWriterOutput final : public Output<T> {
  private:
   // The channel of a record whose key hashes to `hash`.
   int ChannelOf(const KeyHash& hash) const { return num_channels_ == 1 ? 0 : channel_of_(hash.key_group); }
-  // Where records copied inline into `open` must end: within its bytes, and below the
-  // flush threshold (a buffer that reaches it is handed over, out of line).
-  size_t AppendEnd(const OpenBuffer& open) const {
-    return flush_threshold_ == 0 ? 0 : std::min(open.bytes.size(), flush_threshold_ - 1);
+  // Where records copied inline into `open` must end: within its bytes, and below its
+  // limit (a buffer that reaches it is handed over, out of line).
+  static size_t AppendEnd(const OpenBuffer& open) {
+    return open.limit == 0 ? 0 : std::min(open.bytes.size(), open.limit - 1);
   }
   // kHashed: the record is preceded by `hash` (a hash edge).
   template <bool kHashed>
@@ -358,7 +370,7 @@ class RecordWriterOutput final : public Output<T> {
       Serializer<T>::Write(out, record);
     }
     ++open.records;
-    if (open.used >= flush_threshold_) writer_->Flush(channel);
+    if (open.used >= open.limit) writer_->Flush(channel);
   }
 
   ChannelWriter* writer_;
@@ -370,7 +382,6 @@ class RecordWriterOutput final : public Output<T> {
   size_t key_hash_bytes_;  // of the records of a hash edge, else 0
   KeyGroupToOperator channel_of_;  // the channel of a key group
   int next_channel_;
-  size_t flush_threshold_;
   // CollectBatch's hashes of a chunk of records.
   static constexpr int kHashChunk = 64;
   // The most channels AppendToChannels keeps in locals.

@@ -24,9 +24,16 @@ extern const ConfigOption kRestAsyncStoreDuration;      // rest.async.store-dura
 extern const ConfigOption kRestConnectionTimeout;  // rest.connection-timeout (15 s)
 extern const ConfigOption kClientTimeout;          // client.timeout (1 min)
 extern const ConfigOption kWebUploadDir;           // web.upload.dir (where uploaded jobs go)
-extern const ConfigOption kTaskBufferSize;         // taskmanager.memory.segment-size (32kb)
+extern const ConfigOption kTaskBufferSize;         // taskmanager.memory.segment-size (128kb)
 extern const ConfigOption kTaskBuffersPerChannel;  // taskmanager.network.memory.buffers-per-channel (2)
 extern const ConfigOption kTaskFloatingBuffers;    // taskmanager.network.memory.floating-buffers-per-gate (8)
+// taskmanager.network.memory.buffer-debloat.*: buffers sized to the consumer's throughput.
+extern const ConfigOption kTaskBufferDebloatEnabled;    // .enabled (true)
+extern const ConfigOption kTaskBufferDebloatTarget;     // .target (1 s)
+extern const ConfigOption kTaskBufferDebloatPeriod;     // .period (200 ms)
+extern const ConfigOption kTaskBufferDebloatSamples;    // .samples (20)
+extern const ConfigOption kTaskBufferDebloatThreshold;  // .threshold-percentages (25)
+extern const ConfigOption kTaskMinBufferSize;           // taskmanager.memory.min-segment-size (256b)
 extern const ConfigOption kJobStoreMaxCapacity;    // jobstore.max-capacity (no limit)
 extern const ConfigOption kJobStoreExpirationTime; // jobstore.expiration-time (3600 s)
 

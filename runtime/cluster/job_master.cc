@@ -47,6 +47,32 @@ Status CheckBackendCompatible(const CompletedSnapshot& snapshot, const std::stri
                 ", take a canonical savepoint (weir savepoint --type canonical), and restore that one");
 }
 
+// Buffer debloating's settings (taskmanager.network.memory.buffer-debloat.*), for
+// buffers of at most `buffer_size` bytes.
+Result<BufferDebloatSettings> DebloatSettingsFrom(const Configuration& config, size_t buffer_size) {
+  BufferDebloatSettings d;
+  d.max_size = buffer_size;
+  WEIR_ASSIGN_OR_RETURN(auto enabled, config.GetBool(options::kTaskBufferDebloatEnabled));
+  if (enabled) d.enabled = *enabled;
+  WEIR_ASSIGN_OR_RETURN(auto target, config.GetDuration(options::kTaskBufferDebloatTarget));
+  if (target) d.target_ms = target->count();
+  WEIR_ASSIGN_OR_RETURN(auto period, config.GetDuration(options::kTaskBufferDebloatPeriod));
+  if (period) d.period_ms = period->count();
+  WEIR_ASSIGN_OR_RETURN(auto samples, config.GetInt(options::kTaskBufferDebloatSamples));
+  if (samples) d.samples = static_cast<int>(*samples);
+  WEIR_ASSIGN_OR_RETURN(auto threshold, config.GetInt(options::kTaskBufferDebloatThreshold));
+  if (threshold) d.threshold_percent = static_cast<int>(std::min<int64_t>(*threshold, 1000));
+  WEIR_ASSIGN_OR_RETURN(auto min_size, config.GetMemorySize(options::kTaskMinBufferSize));
+  if (min_size) d.min_size = static_cast<size_t>(*min_size);
+  if (d.min_size > d.max_size) {
+    return Status::InvalidArgument("invalid value for '" + options::kTaskMinBufferSize.key + "': " +
+                                   std::to_string(d.min_size) + " bytes is more than '" +
+                                   options::kTaskBufferSize.key + "' (" + std::to_string(d.max_size) + " bytes)")
+        .WithHint("set it to at most the buffer size, or raise " + options::kTaskBufferSize.key);
+  }
+  return d;
+}
+
 }  // namespace
 
 Result<JobMaster::RestorePoint> JobMaster::PrepareRestore(std::shared_ptr<const CompletedSnapshot> snapshot,
@@ -83,6 +109,7 @@ Result<std::unique_ptr<JobMaster>> JobMaster::Create(JobId id, StreamGraph graph
   }
   WEIR_ASSIGN_OR_RETURN(auto floating, config.GetInt(options::kTaskFloatingBuffers));
   if (floating) settings.floating_buffers = static_cast<int>(*floating);  // at least 0 (the option's bound)
+  WEIR_ASSIGN_OR_RETURN(settings.debloat, DebloatSettingsFrom(config, settings.buffer_size));
   WEIR_ASSIGN_OR_RETURN(auto batch_scheduling, config.GetBool(options::kRuntimeBatchScheduling));
   if (batch_scheduling) settings.batch_scheduling = *batch_scheduling;
   WEIR_ASSIGN_OR_RETURN(CheckpointSettings checkpoint_settings, CheckpointSettings::FromConfig(config));
@@ -329,6 +356,7 @@ void JobMaster::Deploy(const RestorePoint* restore_from) {
       spec.attempt = attempt_number_;
       spec.job_id = id_.ToHex();
       spec.buffer_size = settings_.buffer_size;
+      spec.debloat = settings_.debloat;
       spec.batch_scheduling = settings_.batch_scheduling;
       spec.checkpointing_enabled = checkpoint_settings_.enabled;
       spec.checkpoint_interval_ms = checkpoint_settings_.interval.count();

@@ -30,9 +30,10 @@
 namespace weir::runtime {
 
 struct JobSettings {
-  size_t buffer_size = 32 * 1024;
+  size_t buffer_size = kDefaultBufferSize;
   int channel_capacity = 4;   // exclusive buffers of an input channel
   int floating_buffers = 8;   // shared by the channels of an input gate
+  BufferDebloatSettings debloat;  // taskmanager.network.memory.buffer-debloat.*
   bool batch_scheduling = true;  // task threads under SCHED_BATCH (weir.runtime.batch-scheduling)
 };
 

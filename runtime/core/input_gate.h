@@ -63,6 +63,17 @@ class InputGate {
     return channels_[channel].data_count.load(std::memory_order_acquire) < capacity_ ||
            floating_used_.load(std::memory_order_acquire) < floating_;
   }
+  // The buffer size the consumer asks its producers for (buffer debloating: see
+  // BufferDebloater), 0 when it asks for none (the producers' full size). A producer
+  // hands over a buffer once it holds this many bytes (lock-free).
+  size_t announced_buffer_size() const { return announced_buffer_size_.load(std::memory_order_relaxed); }
+  void AnnounceBufferSize(size_t bytes) { announced_buffer_size_.store(bytes, std::memory_order_relaxed); }
+  // The data buffers queued in all channels (lock-free; a snapshot).
+  int QueuedDataBuffers() const {
+    int n = 0;
+    for (const Channel& ch : channels_) n += ch.data_count.load(std::memory_order_relaxed);
+    return n;
+  }
   // The gate of the task producing into `channel`: it is woken (WakeForOutput) when the
   // channel stops being full (it has room of its own again, or a floating buffer came
   // free).
@@ -182,6 +193,7 @@ class InputGate {
   int next_channel_ = 0;  // round-robin start
   std::atomic<bool> cancelled_{false};
   std::atomic<int64_t> idle_nanos_{0};
+  std::atomic<size_t> announced_buffer_size_{0};
   bool closed_ = false;         // guarded by mu_
   bool output_available_ = false;  // guarded by mu_: WakeForOutput came
   bool notify_all_barriers_ = false;

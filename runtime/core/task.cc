@@ -60,9 +60,10 @@ class Task::Writer final : public ChannelWriter {
  public:
   Writer(Task* task, std::vector<ChannelTarget> targets, size_t buffer_size)
       : task_(task), targets_(std::move(targets)) {
-    flush_threshold_ = buffer_size;
     open_.resize(targets_.size());
     for (auto& open : open_) open.bytes.resize(buffer_size + kRoom);
+    SetFlushThreshold(buffer_size);
+    for (int c = 0; c < num_channels(); ++c) open_[c].limit = LimitOf(c);
   }
   void Flush(int channel) override {
     OpenBuffer& open = open_[channel];
@@ -76,8 +77,9 @@ class Task::Writer final : public ChannelWriter {
     int64_t blocked = 0;
     if (!t.gate->PushData(t.channel, std::move(open.bytes), &blocked)) throw TaskCancelled{};
     if (blocked) task_->backpressured_nanos_.fetch_add(blocked, std::memory_order_relaxed);
-    open.bytes = t.gate->TakeRecycledBuffer(t.channel, flush_threshold_ + kRoom);
-    open.bytes.resize(flush_threshold_ + kRoom);  // the bytes are overwritten from 0 on
+    open.bytes = t.gate->TakeRecycledBuffer(t.channel, flush_threshold() + kRoom);
+    open.bytes.resize(flush_threshold() + kRoom);  // the bytes are overwritten from 0 on
+    open.limit = LimitOf(channel);
   }
   void FlushAll() {
     for (int c = 0; c < num_channels(); ++c) Flush(c);
@@ -97,6 +99,13 @@ class Task::Writer final : public ChannelWriter {
   }
 
  private:
+  // The size at which `channel`'s next buffer is handed over: the flush threshold, or
+  // less when its consumer asks for less (buffer debloating).
+  size_t LimitOf(int channel) const {
+    const size_t asked = targets_[channel].gate->announced_buffer_size();
+    return asked != 0 && asked < flush_threshold() ? asked : flush_threshold();
+  }
+
   Task* task_;
   // Room beyond the flush threshold, so that the record that crosses it seldom grows
   // the buffer.
@@ -201,6 +210,16 @@ struct Task::Impl {
   int64_t metrics_start_bytes = 0;
   int64_t metrics_start_delay_ms = 0;
   std::set<int> data_ended_channels;  // channels that delivered EndOfData
+
+  // Buffer debloating (null: off). The last measurement's time, input bytes and idle
+  // time; the time spent waiting for room in the outputs (the gate counts it as idle,
+  // but a backpressured task is busy for the debloater, as in Flink).
+  std::unique_ptr<BufferDebloater> debloater;
+  int64_t debloat_at_nanos = 0;
+  int64_t debloat_bytes = 0;
+  int64_t debloat_idle_nanos = 0;
+  int64_t debloat_output_wait_nanos = 0;
+  int64_t output_wait_nanos = 0;
 
   // Lifecycle.
   TaskPhase phase = TaskPhase::kRunning;
@@ -564,7 +583,15 @@ bool Task::AwaitEnd() {
 void Task::RunInputLoop() {
   ReplayChannelState();
   auto& impl = *impl_;
+  if (spec_.debloat.enabled) {
+    BufferDebloatSettings settings = spec_.debloat;
+    settings.max_size = spec_.buffer_size;
+    settings.min_size = std::min(settings.min_size, settings.max_size);
+    impl.debloater = std::make_unique<BufferDebloater>(settings);
+    impl.debloat_at_nanos = MonotonicNanos();
+  }
   while (true) {
+    if (impl.debloater) DebloatInput();
     if (impl.align_deadline_id >= 0) CheckAlignmentTimeout();
     int64_t wake = impl.phase == TaskPhase::kRunning ? AdvanceProcessingTime() : -1;
     if (impl.align_deadline_id >= 0 && (wake < 0 || impl.align_deadline_nanos < wake)) {
@@ -598,7 +625,7 @@ void Task::RunInputLoop() {
                                          return OutputsAvailable();
                                        },
                                        wake, impl.partial_channel < 0)
-                                 : WaitForOutput(wake);
+                                 : WaitForOutput(DebloatDeadline(wake));
     switch (next.kind) {
       case InputGate::Next::Kind::kMail:
         next.mail();
@@ -641,8 +668,41 @@ InputGate::Next Task::WaitForOutput(int64_t deadline_nanos) {
       },
       deadline_nanos, /*take_buffers=*/false);
   backpressured_since_.store(0, std::memory_order_relaxed);
-  backpressured_nanos_.fetch_add(MonotonicNanos() - start, std::memory_order_relaxed);
+  const int64_t waited = MonotonicNanos() - start;
+  backpressured_nanos_.fetch_add(waited, std::memory_order_relaxed);
+  impl_->output_wait_nanos += waited;
   return next;
+}
+
+int64_t Task::DebloatDeadline(int64_t wake) const {
+  if (!impl_->debloater) return wake;
+  const int64_t at = impl_->debloat_at_nanos + spec_.debloat.period_ms * 1000000;
+  return wake < 0 || at < wake ? at : wake;
+}
+
+void Task::DebloatInput() {
+  auto& impl = *impl_;
+  const int64_t now = MonotonicNanos();
+  const int64_t period_nanos = spec_.debloat.period_ms * 1000000;
+  const int64_t elapsed = now - impl.debloat_at_nanos;
+  if (elapsed < period_nanos) return;
+  const int64_t bytes = bytes_in_.load(std::memory_order_relaxed);
+  const int64_t idle = gate_->idle_nanos();
+  const int64_t waiting_for_input =
+      (idle - impl.debloat_idle_nanos) - (impl.output_wait_nanos - impl.debloat_output_wait_nanos);
+  const int64_t busy = elapsed - waiting_for_input;
+  const int64_t processed = bytes - impl.debloat_bytes;
+  impl.debloat_at_nanos = now;
+  impl.debloat_bytes = bytes;
+  impl.debloat_idle_nanos = idle;
+  impl.debloat_output_wait_nanos = impl.output_wait_nanos;
+  // Idle the whole time: nothing says how fast the task would go.
+  if (busy <= 0) return;
+  const auto bytes_per_second = static_cast<int64_t>(static_cast<double>(processed) * 1e9 / static_cast<double>(busy));
+  const auto periods = static_cast<int>(std::min<int64_t>(elapsed / period_nanos, 1 << 20));
+  if (auto size = impl.debloater->Recalculate(bytes_per_second, gate_->QueuedDataBuffers(), periods)) {
+    gate_->AnnounceBufferSize(*size);
+  }
 }
 
 int64_t Task::backpressured_nanos() const {

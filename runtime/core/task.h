@@ -47,6 +47,7 @@
 #include "lib/config/config.h"
 #include "runtime/status/job_status.h"
 #include "runtime/core/buffer.h"
+#include "runtime/core/buffer_debloater.h"
 #include "runtime/core/checkpoint_failure.h"
 #include "runtime/core/execution_plan.h"
 #include "runtime/core/input_gate.h"
@@ -65,6 +66,10 @@ class StateRestoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 inline constexpr char kStateRestoreErrorName[] = "weir::runtime::StateRestoreError";
+
+// The size of the buffers between tasks when taskmanager.memory.segment-size is not set
+// (its default; the job master reads the option).
+inline constexpr size_t kDefaultBufferSize = 128 * 1024;
 
 // Where a subtask's output edge sends its buffers: per downstream channel, the
 // consuming task's gate and the channel index in it.
@@ -117,7 +122,10 @@ struct TaskSpec {
   std::vector<TaskOutputSpec> outputs;
   // Restored state per operator uid (may be empty).
   std::map<std::string, RestoredState> restored;
-  size_t buffer_size = 32 * 1024;
+  size_t buffer_size = kDefaultBufferSize;
+  // Buffer debloating of the task's input gate (off unless enabled; its max_size is
+  // buffer_size).
+  BufferDebloatSettings debloat;
   // The task's thread runs under SCHED_BATCH (see Task::Start).
   bool batch_scheduling = false;
   // Keyed state: the backend ("hashmap" on the heap, or a byte-level one), whether
@@ -215,6 +223,12 @@ class Task {
   void OnCaptureComplete(int64_t checkpoint_id);
   void ReplayChannelState();
   bool OutputsAvailable() const;
+  // Buffer debloating: once a period has passed, measures the input's throughput and
+  // announces the buffer size it asks for (see BufferDebloater).
+  void DebloatInput();
+  // `wake` (monotonic, <0: none), or the next measurement's time when that is earlier: a
+  // task waiting for room in its outputs measures on (it is busy for the debloater).
+  int64_t DebloatDeadline(int64_t wake) const;
   // Records when checkpoint `barrier` first reached the task (for its metrics).
   void NoteCheckpointStart(const CheckpointBarrier& barrier);
   void HandleBarrier(int channel, const CheckpointBarrier& barrier);

@@ -147,7 +147,7 @@ class KeepingWriter final : public ChannelWriter {
   KeepingWriter(int channels, size_t room, size_t threshold) : flushed(channels), room_(room) {
     open_.resize(channels);
     for (auto& o : open_) o.bytes.resize(room_);
-    flush_threshold_ = threshold;
+    SetFlushThreshold(threshold);
   }
   void Flush(int channel) override {
     OpenBuffer& o = open_[channel];

@@ -249,7 +249,7 @@ TEST_CASE("config: weir's defaults", "[config]") {
   CHECK_FALSE(c.GetString(opt::kWebUploadDir).value().has_value());
   CHECK(*c.GetInt(opt::kParallelismDefault).value() == 1);
   CHECK_FALSE(c.GetInt(opt::kPipelineMaxParallelism).value().has_value());
-  CHECK(*c.GetMemorySize(opt::kTaskBufferSize).value() == 32 * 1024);
+  CHECK(*c.GetMemorySize(opt::kTaskBufferSize).value() == 128 * 1024);
   CHECK(*c.GetInt(opt::kTaskBuffersPerChannel).value() == 2);
   CHECK(*c.GetInt(opt::kTaskFloatingBuffers).value() == 8);
 

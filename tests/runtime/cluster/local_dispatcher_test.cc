@@ -75,6 +75,23 @@ TEST_CASE("an unbounded job runs until cancelled, then is CANCELED", "[integrati
   CHECK(dispatcher.CancelJob(weir::JobId::Generate()).IsNotFound());
 }
 
+TEST_CASE("a smallest buffer larger than the buffers is refused, naming both keys", "[integration]") {
+  TempDir tmp;
+  weir::Configuration config;
+  config.Set("taskmanager.memory.segment-size", "32kb");
+  config.Set("taskmanager.memory.min-segment-size", "64kb");
+  LocalDispatcher dispatcher(config, (tmp.path() / "uploads").string());
+  JarRunRequest req;
+  req.program_args = {"--count", "10", "--sink", "discard"};
+  auto id = dispatcher.SubmitJobFile(kNumberSum, req);
+  REQUIRE_FALSE(id.ok());
+  CHECK(id.status().IsInvalidArgument());
+  CHECK(id.status().message() ==
+        "invalid value for 'taskmanager.memory.min-segment-size': 65536 bytes is more than "
+        "'taskmanager.memory.segment-size' (32768 bytes)");
+  CHECK(id.status().hint().find("at most the buffer size") != std::string::npos);
+}
+
 TEST_CASE("bad job files and entry points are refused with clear errors", "[integration]") {
   TempDir tmp;
   LocalDispatcher dispatcher(weir::Configuration(), (tmp.path() / "uploads").string());

@@ -5,7 +5,7 @@
 //
 // Fences without sleeps: a task hands its buffered output to the probe only when it
 // forwards an event, when it runs out of input it may read (InputGate::Take's idle
-// callback), or when a 32 KiB buffer fills (these few records never fill one). So once
+// callback), or when a buffer fills (128 KiB by default; these few records never fill one). So once
 // the probe shows a record, the task has consumed every buffer it was allowed to read
 // at that time, including a barrier queued behind that record on the same channel.
 
@@ -28,6 +28,8 @@
 #include "lib/api/serialization.h"
 #include "lib/api/stream.h"
 #include "lib/common/time_util.h"
+#include "lib/config/config.h"
+#include "lib/config/options.h"
 #include "lib/format/checkpoint_format.h"
 #include "lib/format/key_groups_reader.h"
 #include "lib/format/snapshot_io.h"
@@ -186,6 +188,7 @@ class Probe {
       Buffer& b = next.buffer;
       switch (b.kind) {
         case Buffer::Kind::kData: {
+          data_sizes_.push_back(b.data.size());
           weir::DataInput in(b.data);
           while (!in.AtEnd()) {
             int64_t v = 0;
@@ -232,6 +235,8 @@ class Probe {
   }
 
   const std::vector<Item>& items() const { return items_; }
+  // The size of every data buffer read, in order.
+  const std::vector<size_t>& data_sizes() const { return data_sizes_; }
   std::multiset<int64_t> Records() const {
     std::multiset<int64_t> out;
     for (const auto& i : items_) {
@@ -268,6 +273,7 @@ class Probe {
 
   InputGate* gate_;
   std::vector<Item> items_;
+  std::vector<size_t> data_sizes_;
 };
 
 // The keys in the keyed state of the Reduce's snapshot. The Reduce sums per key and
@@ -303,6 +309,8 @@ struct HarnessOptions {
   int64_t aligned_timeout_ms = 0;
   int probe_capacity = 1024;  // with an overdraft of 4 buffers
   const weir::RestoredState* restored = nullptr;  // of the reduce operator ("sum")
+  size_t buffer_size = weir::runtime::kDefaultBufferSize;
+  weir::runtime::BufferDebloatSettings debloat{};
 };
 
 class Harness {
@@ -341,6 +349,8 @@ class Harness {
     spec.exactly_once = exactly_once;
     spec.unaligned = options.unaligned;
     spec.aligned_timeout_ms = options.aligned_timeout_ms;
+    spec.buffer_size = options.buffer_size;
+    spec.debloat = options.debloat;
     if (options.restored) spec.restored["sum"] = *options.restored;
     TaskOutputSpec out;
     out.edge = plan_.vertices[vertex].outputs[0];
@@ -395,6 +405,8 @@ class Harness {
   Task& task() { return *task_; }
   RecordingListener& listener() { return listener_; }
   Probe& probe() { return *probe_; }
+  InputGate& input_gate() { return *gate_; }
+  InputGate& probe_gate() { return *probe_gate_; }
 
  private:
   weir::StreamExecutionEnvironment env_;
@@ -1161,4 +1173,70 @@ TEST_CASE("channel state: each buffer's input and the record format are kept; th
   auto refused = weir::DecodeChannelState(newer, "in the test");
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.status().ToString().find("unknown record format 2") != std::string::npos);
+}
+
+// --- buffer debloating ---
+
+TEST_CASE("task buffers: a buffer is handed over at the size its consumer asks for", "[task]") {
+  std::vector<int64_t> records;
+  for (int64_t n = 1; n <= 200; ++n) records.push_back(n);
+  for (size_t asked : {size_t{0}, size_t{100}}) {
+    INFO("asked for " << asked << " bytes (0: none)");
+    Harness h(1, true);
+    h.probe_gate().AnnounceBufferSize(asked);
+    h.Start();
+    h.Data(0, records);  // one input buffer: the 200 sums are written before any flush
+    REQUIRE(h.probe().ReadRecords(Set(records.begin(), records.end())));
+    const auto& sizes = h.probe().data_sizes();
+    const size_t largest = *std::max_element(sizes.begin(), sizes.end());
+    if (asked == 0) {
+      CHECK(largest >= 200 * sizeof(int64_t));
+    } else {
+      // Handed over once it reaches the size: by at most the record that crossed it.
+      CHECK(largest <= asked + sizeof(int64_t));
+      CHECK(sizes.size() >= 200 * sizeof(int64_t) / (asked + sizeof(int64_t)));
+    }
+  }
+}
+
+TEST_CASE("task buffers: a backpressured task asks for smaller input buffers; an idle one asks nothing", "[task]") {
+  HarnessOptions options;
+  options.probe_capacity = 1;  // full after 1 + 4 buffers (the overdraft)
+  options.buffer_size = 1024;
+  options.debloat.enabled = true;
+  options.debloat.period_ms = 10;
+  options.debloat.samples = 1;
+  options.debloat.min_size = 64;
+  SECTION("idle") {
+    Harness h(1, true, options);
+    h.Start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK(h.input_gate().announced_buffer_size() == 0);
+  }
+  SECTION("backpressured") {
+    Harness h(1, true, options);
+    h.Start();
+    // Input buffers of 128 records, whose 128 sums fill one output buffer each: after the
+    // first the output is full, and the task waits for room between input buffers.
+    std::vector<int64_t> records;
+    for (int64_t n = 1; n <= 16 * 128; ++n) {
+      records.push_back(n);
+      if (n % 128 == 0) h.Data(0, std::vector<int64_t>(records.end() - 128, records.end()));
+    }
+    // Waiting for room in its output, it processes nothing: it asks for the smallest.
+    const auto deadline = std::chrono::steady_clock::now() + kTimeout;
+    while (h.input_gate().announced_buffer_size() != 64 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    CHECK(h.input_gate().announced_buffer_size() == 64);
+    REQUIRE(h.probe().ReadRecords(Set(records.begin(), records.end())));
+  }
+}
+
+TEST_CASE("task: buffers default to the size taskmanager.memory.segment-size defaults to", "[task]") {
+  auto configured = weir::Configuration().GetMemorySize(weir::options::kTaskBufferSize);
+  REQUIRE(configured.ok());
+  REQUIRE(configured->has_value());
+  CHECK(static_cast<size_t>(**configured) == weir::runtime::kDefaultBufferSize);
+  CHECK(weir::runtime::TaskSpec().buffer_size == weir::runtime::kDefaultBufferSize);
 }
