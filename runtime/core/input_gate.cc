@@ -205,17 +205,19 @@ InputGate::Next InputGate::Take(const std::function<bool()>& on_idle, int64_t de
       lock.lock();
       continue;
     }
+    // Waiting for input (or mail) is idle time; waiting for room in the outputs
+    // (take_buffers false) is the task's backpressure, which the task counts.
     const int64_t idle_start = MonotonicNanos();
     if (deadline_nanos >= 0) {
       int64_t wait = deadline_nanos - idle_start;
       if (wait <= 0) return Next{Next::Kind::kTimeout};
       consumer_cv_.wait_for(lock, std::chrono::nanoseconds(wait));
       const int64_t now = MonotonicNanos();
-      idle_nanos_.fetch_add(now - idle_start, std::memory_order_relaxed);
+      if (take_buffers) idle_nanos_.fetch_add(now - idle_start, std::memory_order_relaxed);
       if (now >= deadline_nanos && mail_.empty() && notices_.empty()) return Next{Next::Kind::kTimeout};
     } else {
       consumer_cv_.wait(lock);
-      idle_nanos_.fetch_add(MonotonicNanos() - idle_start, std::memory_order_relaxed);
+      if (take_buffers) idle_nanos_.fetch_add(MonotonicNanos() - idle_start, std::memory_order_relaxed);
     }
   }
 }

@@ -148,8 +148,9 @@ class InputGate {
   // Ends the capture (its checkpoint was aborted); its mail will not be posted.
   void AbortCapture();
 
-  // Nanoseconds the consumer spent waiting in Take and WaitForMail with nothing to do
-  // (its idle time; read from any thread).
+  // Nanoseconds the consumer spent waiting in Take and WaitForMail with nothing to do:
+  // its idle time, not counting waits of Take for room in the outputs (take_buffers
+  // false: backpressure). Read from any thread.
   int64_t idle_nanos() const { return idle_nanos_.load(std::memory_order_relaxed); }
 
   void Cancel();

@@ -212,14 +212,11 @@ struct Task::Impl {
   std::set<int> data_ended_channels;  // channels that delivered EndOfData
 
   // Buffer debloating (null: off). The last measurement's time, input bytes and idle
-  // time; the time spent waiting for room in the outputs (the gate counts it as idle,
-  // but a backpressured task is busy for the debloater, as in Flink).
+  // time (waits for input; a backpressured task is busy for the debloater, as in Flink).
   std::unique_ptr<BufferDebloater> debloater;
   int64_t debloat_at_nanos = 0;
   int64_t debloat_bytes = 0;
   int64_t debloat_idle_nanos = 0;
-  int64_t debloat_output_wait_nanos = 0;
-  int64_t output_wait_nanos = 0;
 
   // Lifecycle.
   TaskPhase phase = TaskPhase::kRunning;
@@ -668,9 +665,7 @@ InputGate::Next Task::WaitForOutput(int64_t deadline_nanos) {
       },
       deadline_nanos, /*take_buffers=*/false);
   backpressured_since_.store(0, std::memory_order_relaxed);
-  const int64_t waited = MonotonicNanos() - start;
-  backpressured_nanos_.fetch_add(waited, std::memory_order_relaxed);
-  impl_->output_wait_nanos += waited;
+  backpressured_nanos_.fetch_add(MonotonicNanos() - start, std::memory_order_relaxed);
   return next;
 }
 
@@ -688,14 +683,11 @@ void Task::DebloatInput() {
   if (elapsed < period_nanos) return;
   const int64_t bytes = bytes_in_.load(std::memory_order_relaxed);
   const int64_t idle = gate_->idle_nanos();
-  const int64_t waiting_for_input =
-      (idle - impl.debloat_idle_nanos) - (impl.output_wait_nanos - impl.debloat_output_wait_nanos);
-  const int64_t busy = elapsed - waiting_for_input;
+  const int64_t busy = elapsed - (idle - impl.debloat_idle_nanos);
   const int64_t processed = bytes - impl.debloat_bytes;
   impl.debloat_at_nanos = now;
   impl.debloat_bytes = bytes;
   impl.debloat_idle_nanos = idle;
-  impl.debloat_output_wait_nanos = impl.output_wait_nanos;
   // Idle the whole time: nothing says how fast the task would go.
   if (busy <= 0) return;
   const auto bytes_per_second = static_cast<int64_t>(static_cast<double>(processed) * 1e9 / static_cast<double>(busy));

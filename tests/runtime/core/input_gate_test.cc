@@ -161,6 +161,17 @@ TEST_CASE("input gate: a consumer's wait with nothing to take counts as idle tim
   CHECK(gate.idle_nanos() == before);
 }
 
+TEST_CASE("input gate: a consumer's wait for room in its outputs is not idle time", "[runtime]") {
+  InputGate gate(1, 4);
+  auto n = gate.Take(nullptr, weir::MonotonicNanos() + 20'000'000, /*take_buffers=*/false);
+  CHECK(n.kind == Kind::kTimeout);
+  CHECK(gate.idle_nanos() == 0);
+  // Nor once the idle callback says the flush filled the outputs.
+  n = gate.Take([] { return false; }, weir::MonotonicNanos() + 20'000'000);
+  CHECK(n.kind == Kind::kTimeout);
+  CHECK(gate.idle_nanos() == 0);
+}
+
 TEST_CASE("input gate: with an overdraft a full channel takes pushes up to its limit; HasRoom says full",
           "[runtime]") {
   InputGate gate(1, 2, /*overdraft=*/2);

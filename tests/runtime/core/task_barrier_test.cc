@@ -1199,7 +1199,8 @@ TEST_CASE("task buffers: a buffer is handed over at the size its consumer asks f
   }
 }
 
-TEST_CASE("task buffers: a backpressured task asks for smaller input buffers; an idle one asks nothing", "[task]") {
+TEST_CASE("task buffers: a backpressured task asks for smaller input buffers; an idle one asks nothing",
+          "[task]") {
   HarnessOptions options;
   options.probe_capacity = 1;  // full after 1 + 4 buffers (the overdraft)
   options.buffer_size = 1024;
@@ -1229,6 +1230,11 @@ TEST_CASE("task buffers: a backpressured task asks for smaller input buffers; an
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     CHECK(h.input_gate().announced_buffer_size() == 64);
+    // Its waits for room are backpressure, not idle time (metrics: Flink's busy, idle and
+    // backpressured times add up to the whole).
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK(h.task().backpressured_nanos() >= 50'000'000);
+    CHECK(h.task().idle_nanos() < h.task().backpressured_nanos() / 2);
     REQUIRE(h.probe().ReadRecords(Set(records.begin(), records.end())));
   }
 }
