@@ -690,7 +690,8 @@ void Task::DebloatInput() {
   impl.debloat_idle_nanos = idle;
   // Idle the whole time: nothing says how fast the task would go.
   if (busy <= 0) return;
-  const auto bytes_per_second = static_cast<int64_t>(static_cast<double>(processed) * 1e9 / static_cast<double>(busy));
+  const auto bytes_per_second =
+      static_cast<int64_t>(static_cast<double>(processed) * 1e9 / static_cast<double>(busy));
   const auto periods = static_cast<int>(std::min<int64_t>(elapsed / period_nanos, 1 << 20));
   if (auto size = impl.debloater->Recalculate(bytes_per_second, gate_->QueuedDataBuffers(), periods)) {
     gate_->AnnounceBufferSize(*size);
