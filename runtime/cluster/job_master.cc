@@ -47,11 +47,10 @@ Status CheckBackendCompatible(const CompletedSnapshot& snapshot, const std::stri
                 ", take a canonical savepoint (weir savepoint --type canonical), and restore that one");
 }
 
-// Buffer debloating's settings (taskmanager.network.memory.buffer-debloat.*), for
-// buffers of at most `buffer_size` bytes.
+// Buffer debloating's settings (taskmanager.network.memory.buffer-debloat.*), checked
+// against the buffers' size `buffer_size` (each task takes its maximum from its own).
 Result<BufferDebloatSettings> DebloatSettingsFrom(const Configuration& config, size_t buffer_size) {
   BufferDebloatSettings d;
-  d.max_size = buffer_size;
   WEIR_ASSIGN_OR_RETURN(auto enabled, config.GetBool(options::kTaskBufferDebloatEnabled));
   if (enabled) d.enabled = *enabled;
   WEIR_ASSIGN_OR_RETURN(auto target, config.GetDuration(options::kTaskBufferDebloatTarget));
@@ -61,13 +60,13 @@ Result<BufferDebloatSettings> DebloatSettingsFrom(const Configuration& config, s
   WEIR_ASSIGN_OR_RETURN(auto samples, config.GetInt(options::kTaskBufferDebloatSamples));
   if (samples) d.samples = static_cast<int>(*samples);
   WEIR_ASSIGN_OR_RETURN(auto threshold, config.GetInt(options::kTaskBufferDebloatThreshold));
-  if (threshold) d.threshold_percent = static_cast<int>(std::min<int64_t>(*threshold, 1000));
+  if (threshold) d.threshold_percent = static_cast<int>(*threshold);  // at most kIntMax (the option's bound)
   WEIR_ASSIGN_OR_RETURN(auto min_size, config.GetMemorySize(options::kTaskMinBufferSize));
   if (min_size) d.min_size = static_cast<size_t>(*min_size);
-  if (d.min_size > d.max_size) {
+  if (d.min_size > buffer_size) {
     return Status::InvalidArgument("invalid value for '" + options::kTaskMinBufferSize.key + "': " +
                                    std::to_string(d.min_size) + " bytes is more than '" +
-                                   options::kTaskBufferSize.key + "' (" + std::to_string(d.max_size) + " bytes)")
+                                   options::kTaskBufferSize.key + "' (" + std::to_string(buffer_size) + " bytes)")
         .WithHint("set it to at most the buffer size, or raise " + options::kTaskBufferSize.key);
   }
   return d;

@@ -27,7 +27,7 @@ struct BufferDebloatSettings {
   int samples = 20;
   int threshold_percent = 25;
   size_t min_size = 256;
-  size_t max_size = 0;  // the buffer size (taskmanager.memory.segment-size)
+  size_t max_size = 0;  // the buffer size: the task sets it from its TaskSpec::buffer_size
 };
 
 class BufferDebloater {

@@ -214,6 +214,7 @@ struct Task::Impl {
   // Buffer debloating (null: off). The last measurement's time, input bytes and idle
   // time (waits for input; a backpressured task is busy for the debloater, as in Flink).
   std::unique_ptr<BufferDebloater> debloater;
+  int64_t debloat_period_nanos = 0;
   int64_t debloat_at_nanos = 0;
   int64_t debloat_bytes = 0;
   int64_t debloat_idle_nanos = 0;
@@ -585,6 +586,7 @@ void Task::RunInputLoop() {
     settings.max_size = spec_.buffer_size;
     settings.min_size = std::min(settings.min_size, settings.max_size);
     impl.debloater = std::make_unique<BufferDebloater>(settings);
+    impl.debloat_period_nanos = settings.period_ms * 1000000;
     impl.debloat_at_nanos = MonotonicNanos();
   }
   while (true) {
@@ -671,14 +673,14 @@ InputGate::Next Task::WaitForOutput(int64_t deadline_nanos) {
 
 int64_t Task::DebloatDeadline(int64_t wake) const {
   if (!impl_->debloater) return wake;
-  const int64_t at = impl_->debloat_at_nanos + spec_.debloat.period_ms * 1000000;
+  const int64_t at = impl_->debloat_at_nanos + impl_->debloat_period_nanos;
   return wake < 0 || at < wake ? at : wake;
 }
 
 void Task::DebloatInput() {
   auto& impl = *impl_;
   const int64_t now = MonotonicNanos();
-  const int64_t period_nanos = spec_.debloat.period_ms * 1000000;
+  const int64_t period_nanos = impl.debloat_period_nanos;
   const int64_t elapsed = now - impl.debloat_at_nanos;
   if (elapsed < period_nanos) return;
   const int64_t bytes = bytes_in_.load(std::memory_order_relaxed);
