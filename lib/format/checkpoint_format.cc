@@ -426,6 +426,9 @@ constexpr uint64_t kChannelStateKeyHashes = 1;
 
 Bytes EncodeChannelState(const ChannelStateSnapshot& state) {
   Bytes buf;
+  size_t payload = 0;
+  for (const auto& [channel, bytes] : state.buffers) payload += bytes.size();
+  buf.reserve(payload + 16 * state.buffers.size() + 16);  // the buffers and (about) their framing: one allocation
   DataOutput out(&buf);
   out.WriteVarint(state.buffers.size());
   for (const auto& [channel, bytes] : state.buffers) {

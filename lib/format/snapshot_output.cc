@@ -45,7 +45,8 @@ class Stream final : public StateOutputStream {
     h.size = size_;
     if (!file_ && max_inline_ > 0 && size_ <= max_inline_) {
       h.crc = Crc32c(buffer_.data(), buffer_.size());
-      h.data.assign(buffer_.begin(), buffer_.end());
+      const auto* bytes = reinterpret_cast<const uint8_t*>(buffer_.data());
+      h.data.assign(bytes, bytes + buffer_.size());  // one memcpy (char to uint8_t iterators copy a byte at a time)
       return h;
     }
     if (!file_) WEIR_RETURN_IF_ERROR(Append(""));  // an empty file
