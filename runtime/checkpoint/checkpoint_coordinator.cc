@@ -147,6 +147,15 @@ void CheckpointCoordinator::RequestCheckpoint() {
   cv_.notify_all();
 }
 
+void CheckpointCoordinator::RequestCheckpointAfter(int64_t id) {
+  std::lock_guard lock(mu_);
+  for (const auto& [pending_id, p] : pending_) {
+    if (pending_id > id && p->kind() == CheckpointKind::kCheckpoint) return;
+  }
+  policy_.Request();
+  cv_.notify_all();
+}
+
 void CheckpointCoordinator::TriggerSavepoint(CheckpointKind kind, const std::string& dir, SnapshotFormat format,
                                              SavepointCallback done) {
   {

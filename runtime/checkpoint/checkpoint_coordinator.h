@@ -89,6 +89,11 @@ class CheckpointCoordinator {
   // Triggers a checkpoint as soon as allowed (the final checkpoint of a bounded job);
   // if it fails, another is triggered after a pause, until one completes.
   void RequestCheckpoint();
+  // RequestCheckpoint unless a checkpoint newer than `id` is pending: the barrier of that
+  // one has yet to reach the task that asks (it took checkpoint `id` and no newer one),
+  // so its completion covers what the task did since (a task that ended its input after
+  // taking the final checkpoint needs one more: see Task).
+  void RequestCheckpointAfter(int64_t id);
   // While held (a stop --drain is under way), only savepoints are triggered; periodic
   // and requested checkpoints wait. A checkpoint taken after the drained sources ended
   // would let every task end before the drain's savepoint was written, and the job

@@ -619,16 +619,24 @@ void JobMaster::OnCheckpointDeclined(Task& task, int64_t checkpoint_id, Checkpoi
   coordinator_->Decline(task.attempt(), TaskIndex(task), checkpoint_id, reason, message);
 }
 
-void JobMaster::OnEndOfData(Task& task) {
+int JobMaster::SourceSubtasks() const {
+  int sources = 0;
+  for (const auto& v : plan_.vertices) sources += v.is_source() ? v.parallelism : 0;
+  return sources;
+}
+
+void JobMaster::OnEndOfData(Task& task, int64_t last_checkpoint) {
+  if (!task.is_source()) {
+    OnInputEnded(task, last_checkpoint);
+    return;
+  }
   std::optional<DrainStop> drain;
   int attempt = 0;
   {
     std::lock_guard lock(mu_);
     if (task.attempt() != attempt_number_) return;
     ++sources_ended_;
-    int sources = 0;
-    for (const auto& v : plan_.vertices) sources += v.is_source() ? v.parallelism : 0;
-    if (sources_ended_ != sources) return;
+    if (sources_ended_ != SourceSubtasks()) return;
     drain = drain_stop_;
     attempt = attempt_number_;
   }
@@ -659,6 +667,22 @@ void JobMaster::OnEndOfData(Task& task) {
     // The final checkpoint: it lets every task finish with its output committed.
     coordinator_->RequestCheckpoint();
   }
+}
+
+void JobMaster::OnInputEnded(Task& task, int64_t last_checkpoint) {
+  {
+    std::lock_guard lock(mu_);
+    // Before the sources have all ended, the final checkpoint is still to come; during
+    // stop --drain the drain's savepoint ends the tasks.
+    if (task.attempt() != attempt_number_ || !checkpoint_settings_.enabled || drain_stop_ ||
+        sources_ended_ != SourceSubtasks()) {
+      return;
+    }
+  }
+  // The task may have taken the final checkpoint before its end (an unaligned barrier
+  // overtakes the records queued ahead of it): that checkpoint does not let it end, and
+  // unless a newer one is on its way it needs another now, not one interval later.
+  coordinator_->RequestCheckpointAfter(last_checkpoint);
 }
 
 void JobMaster::DrainAttemptLocked() {

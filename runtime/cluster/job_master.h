@@ -103,7 +103,7 @@ class JobMaster : public TaskListener {
                                 const CheckpointMetrics& metrics) override;
   void OnCheckpointDeclined(Task& task, int64_t checkpoint_id, CheckpointFailureReason reason,
                             const std::string& message) override;
-  void OnEndOfData(Task& task) override;
+  void OnEndOfData(Task& task, int64_t last_checkpoint) override;
 
  private:
   // A snapshot to deploy from, with its operator state lists already read (keyed
@@ -131,6 +131,10 @@ class JobMaster : public TaskListener {
   // and its sources end their input.
   void DrainAttemptLocked();
   void OnSavepointDone(const TriggerId& trigger, const Result<std::string>& result, bool cancel_job);
+  // OnEndOfData of a task that is not a source.
+  void OnInputEnded(Task& task, int64_t last_checkpoint);
+  // The subtasks of the source vertices.
+  int SourceSubtasks() const;
 
   struct Attempt {
     std::vector<std::unique_ptr<InputGate>> gates;  // per task

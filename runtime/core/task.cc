@@ -224,6 +224,7 @@ struct Task::Impl {
   bool drain_requested = false;  // stop --drain: the source ends its input now
   int64_t sync_savepoint = -1;   // the stop-with-savepoint taken here, until completed or failed
   int64_t first_after_end = -1;  // the first checkpoint taken in kOperatorsFinished
+  int64_t last_before_end = -1;  // the newest checkpoint taken in kRunning or kStopped
   bool await_drain_savepoint = false;  // see AwaitDrainSavepoint
   bool may_end = false;
 };
@@ -518,7 +519,7 @@ void Task::RunFinishedOnRestore() {
   impl_->phase = TaskPhase::kOperatorsFinished;
   operators_finished_ = true;
   BroadcastEvent(Buffer::Event(Buffer::Kind::kEndOfData));
-  if (is_source()) listener_->OnEndOfData(*this);
+  listener_->OnEndOfData(*this, impl_->last_before_end);
   BroadcastEvent(Buffer::Event(Buffer::Kind::kEndOfPartition));
 }
 
@@ -774,7 +775,7 @@ void Task::EndOfInput() {
   for (auto& op : impl.operators) op->Finish();
   operators_finished_ = true;
   BroadcastEvent(Buffer::Event(Buffer::Kind::kEndOfData));
-  if (impl.source) listener_->OnEndOfData(*this);
+  listener_->OnEndOfData(*this, impl.last_before_end);
 }
 
 void Task::HandleBuffer(int channel, Buffer& buffer) {
@@ -1170,7 +1171,11 @@ std::unique_ptr<Task::PendingSnapshot> Task::TakeSnapshot(const CheckpointBarrie
     impl.sync_savepoint = barrier.id;
     if (impl.phase == TaskPhase::kRunning) impl.phase = TaskPhase::kStopped;
   }
-  if (impl.phase == TaskPhase::kOperatorsFinished && impl.first_after_end < 0) impl.first_after_end = barrier.id;
+  if (impl.phase == TaskPhase::kOperatorsFinished) {
+    if (impl.first_after_end < 0) impl.first_after_end = barrier.id;
+  } else {
+    impl.last_before_end = std::max(impl.last_before_end, barrier.id);
+  }
   pending->input_ended = impl.phase == TaskPhase::kOperatorsFinished;
   metrics.sync_nanos = MonotonicNanos() - start;
   return pending;

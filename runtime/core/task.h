@@ -98,9 +98,12 @@ class TaskListener {
                                         const CheckpointMetrics& metrics) {}
   virtual void OnCheckpointDeclined(Task& task, int64_t checkpoint_id, CheckpointFailureReason reason,
                                     const std::string& message) {}
-  // A source task's input ended and its operators finished (with checkpointing it
-  // now waits for a checkpoint to complete before it ends: FLIP-147).
-  virtual void OnEndOfData(Task& task) {}
+  // The task's input ended and its operators finished: with checkpointing it now waits
+  // for a checkpoint taken after this point to complete before it ends (FLIP-147).
+  // `last_checkpoint` is the newest checkpoint it took before, -1 if none: a checkpoint
+  // with a larger id whose barrier has yet to reach the task lets it end; one it took
+  // already (an unaligned barrier overtakes the end of the input) does not.
+  virtual void OnEndOfData(Task& task, int64_t last_checkpoint) {}
 };
 
 struct TaskSpec {

@@ -422,3 +422,29 @@ TEST_CASE("coordinator: a checkpoint that completes after a newer one is subsume
   CHECK(coordinator.Stats().completed == 1);
   coordinator.Shutdown(weir::runtime::JobStatus::kCanceled);
 }
+
+TEST_CASE("coordinator: a checkpoint requested after checkpoint N starts unless a newer one is pending",
+          "[checkpoint]") {
+  HooksRecorder rec;
+  CheckpointSettings s = Settings();
+  s.interval = std::chrono::hours(1);  // no periodic checkpoint during the test
+  weir::testing::TestCoordinator tc(weir::JobId::Generate(), s, rec.Hooks(), OneTask(), OneOperator());
+  auto& coordinator = tc.coordinator;
+  coordinator.Start(1);
+  coordinator.RequestCheckpoint();  // the final one, when the sources ended
+  REQUIRE(rec.WaitFor([&] { return rec.triggered.size() == 1; }));
+  CHECK(rec.Triggered(0) == 1);
+  // A task that ended its input having taken no checkpoint yet: checkpoint 1's barrier is
+  // still on its way to it and covers its end, so nothing more is triggered.
+  coordinator.RequestCheckpointAfter(0);
+  coordinator.Acknowledge(0, 0, 0, 1, {{"op", weir::OperatorSubtaskState{}}});
+  REQUIRE(rec.WaitFor([&] { return !rec.completed.empty(); }));
+  std::this_thread::sleep_for(150ms);
+  CHECK(rec.NumTriggered() == 1);
+  // A task that took checkpoint 1 before its input ended (an unaligned barrier overtook
+  // its last records) needs another, at once.
+  coordinator.RequestCheckpointAfter(1);
+  REQUIRE(rec.WaitFor([&] { return rec.triggered.size() == 2; }));
+  CHECK(rec.Triggered(1) == 2);
+  coordinator.Shutdown(weir::runtime::JobStatus::kFinished);
+}

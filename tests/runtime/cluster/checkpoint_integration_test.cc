@@ -262,3 +262,35 @@ TEST_CASE("concurrent checkpoints (max-concurrent 3) keep exactly-once through f
   CHECK(CommittedLines(tmp.path() / "out") == ExpectedNumberSum(20000));
   CHECK(dispatcher.GetCheckpointStats(*id)->completed >= 10);
 }
+
+TEST_CASE("a bounded job with unaligned checkpoints ends without waiting for the next periodic checkpoint",
+          "[integration][checkpoint][unaligned]") {
+  // The final checkpoint (requested when the sources end) goes out unaligned: its barrier
+  // overtakes the records queued at the throttled subtasks, which snapshot before their
+  // input ends, so it does not let them end (FLIP-147). Another checkpoint must be
+  // requested as soon as their input has ended, not one interval (an hour here) later.
+  TempDir tmp;
+  weir::Configuration config = CheckpointConfig(tmp / "checkpoints");
+  config.Set("execution.checkpointing.interval", "1h");
+  config.Set("execution.checkpointing.unaligned.enabled", "true");
+  LocalDispatcher dispatcher(config, tmp / "uploads");
+  JarRunRequest req;
+  req.program_args = {"--count", "3000", "--sink-rate", "2000", "--output", tmp / "out"};
+  req.parallelism = 2;
+  auto id = dispatcher.SubmitJobFile(kNumberSum, req);
+  REQUIRE(id.ok());
+  const bool ended = WaitUntil(
+      [&] {
+        auto job = dispatcher.GetJob(*id);
+        return job.ok() && weir::runtime::IsGloballyTerminal(job->status);
+      },
+      std::chrono::seconds(60));
+  if (!ended) REQUIRE(dispatcher.CancelJob(*id).ok());
+  REQUIRE(ended);
+  REQUIRE(*dispatcher.WaitForJob(*id) == JobStatus::kFinished);
+  const std::string difference = LineDifference(CommittedLines(tmp.path() / "out"), ExpectedNumberSum(3000));
+  CHECK(difference.empty());
+  auto stats = dispatcher.GetCheckpointStats(*id);
+  REQUIRE(stats.ok());
+  CHECK(stats->completed >= 1);
+}
