@@ -15,6 +15,12 @@ namespace {
 weir::Status RunEmbedded(const weir::cli::RunArgs& args, weir::cli::ToolContext& ctx) {
   weir::Configuration config = ctx.config();
   weir::cli::ApplyRunArgsToConfiguration(args, &config);
+  // The embedded runtime logs as weir-runtime does once weir.runtime.log.level or .file is
+  // set; otherwise only with -v, so that weir run prints the job's lines alone.
+  if (weir::Status st = weir::cli::ConfigureRuntimeLog(config, args.common.verbose, /*quiet_unless_set=*/true);
+      !st.ok()) {
+    return ctx.UsageError(st);
+  }
   WEIR_ASSIGN_OR_RETURN(auto runtime, weir::runtime::LocalRuntime::Start(config));
 
   weir::runtime::JarRunRequest request;

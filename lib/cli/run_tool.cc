@@ -9,6 +9,7 @@
 
 #include "lib/cli/cli11_internal.h"
 #include "lib/common/logging.h"
+#include "lib/config/options.h"
 
 namespace weir::cli {
 
@@ -195,6 +196,25 @@ int RunTool(CLI::App& app, const CommonOptions& common, const std::vector<std::s
   }
   if (status.ok()) return kExitOk;
   return fail(status, ctx.failure_kind());
+}
+
+Status ConfigureRuntimeLog(const Configuration& config, bool verbose, bool quiet_unless_set) {
+  const bool level_set = config.Contains(options::kRuntimeLogLevel);
+  const bool file_set = config.Contains(options::kRuntimeLogFile);
+  if (quiet_unless_set && !level_set && !file_set) return Status::OK();
+  WEIR_ASSIGN_OR_RETURN(auto level, config.GetEnum(options::kRuntimeLogLevel));
+  const std::string l = verbose ? "DEBUG" : level.value_or("INFO");
+  SetLogLevel(l == "DEBUG"  ? LogLevel::kDebug
+              : l == "WARN" ? LogLevel::kWarn
+              : l == "ERROR" ? LogLevel::kError
+                             : LogLevel::kInfo);
+  WEIR_ASSIGN_OR_RETURN(auto log_file, config.GetString(options::kRuntimeLogFile));
+  if (log_file && !log_file->empty() && !SetLogFile(*log_file)) {
+    return Status::InvalidArgument("cannot open the log file '" + *log_file + "' (weir.runtime.log.file)")
+        .WithHint("name a file whose directory can be written (missing directories are created), or leave the key out "
+                  "to log to stderr");
+  }
+  return Status::OK();
 }
 
 }  // namespace weir::cli

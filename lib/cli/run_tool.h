@@ -125,4 +125,11 @@ void AddSingleDashName(CLI::App& app, const std::string& long_name,
 // Prints a failed Status as RunTool does: `<tool>: <message>`, then `hint: <hint>` if any.
 void PrintStatus(std::ostream& err, const std::string& tool_name, const Status& status);
 
+// The log of a runtime in this process (weir-runtime, or the embedded runtime of weir run):
+// at weir.runtime.log.level (DEBUG with -v), appended to weir.runtime.log.file or written
+// to stderr. With `quiet_unless_set` (weir run), a configuration that sets neither key
+// leaves the level as RunTool set it (debug with -v, else off), so that the tool prints only
+// its own lines. A log file that cannot be opened is an InvalidArgument naming the key.
+Status ConfigureRuntimeLog(const Configuration& config, bool verbose, bool quiet_unless_set);
+
 }  // namespace weir::cli

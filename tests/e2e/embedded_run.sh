@@ -189,4 +189,34 @@ expect_err_has "job '$id' was cancelled"
 expect_out_lacks "Program execution finished"
 pass
 
+# --- the embedded runtime's log (weir.runtime.log.*, as weir-runtime) ---------------
+check "-D weir.runtime.log.file: the embedded runtime logs into the file, nothing on stderr"
+run "$WEIR" run -D "rest.port=$(free_port)" -D "weir.runtime.log.file=$tmp/runtime.log" \
+  -D execution.checkpointing.interval=50ms "$NUMBER_SUM" --count 2000 --rate 10000 --sink discard
+expect_rc 0
+expect_err_empty
+id="$(submitted_job)"
+[[ -s "$tmp/runtime.log" ]] || fail "no log in $tmp/runtime.log"
+grep -q "job=$id checkpoint=[0-9]* completed" "$tmp/runtime.log" || fail "no completed checkpoint of job $id in the log"
+grep -q "job=$id ended (FINISHED)" "$tmp/runtime.log" || fail "the log does not say job $id ended (FINISHED)"
+pass
+
+check "-D weir.runtime.log.level=INFO without a file: the log goes to stderr, the job's lines to stdout"
+run "$WEIR" run -D "rest.port=$(free_port)" -D weir.runtime.log.level=INFO "$NUMBER_SUM" --count 20 --sink discard
+expect_rc 0
+id="$(submitted_job)"
+expect_err_has "job=$id ended (FINISHED)"
+expect_out_lacks "ended (FINISHED)"
+pass
+
+check "a log file that cannot be opened is a usage error naming the key; no job starts"
+echo "a file, not a directory" >"$tmp/not-a-dir"
+run "$WEIR" run -D "rest.port=$(free_port)" -D "weir.runtime.log.file=$tmp/not-a-dir/runtime.log" \
+  "$NUMBER_SUM" --count 20
+expect_rc 2
+expect_err_has "weir.runtime.log.file"
+expect_err_has "hint:"
+expect_out_lacks "Job has been submitted"
+pass
+
 finish
