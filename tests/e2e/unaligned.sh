@@ -195,4 +195,22 @@ expect_rc 1
 expect_err_has "--sink-rate must be 0 (no limit) or a positive number"
 pass
 
+check "sources that end at different times, unaligned, interval 1 h: the job ends with its input, every word once"
+# The final checkpoint, requested when the last source ends, goes out unaligned: its
+# barriers overtake the words queued at the counting subtasks, which take it before their
+# input ends. They need one more checkpoint, at once: not one interval (an hour) later.
+in_uneven="$tmp/in-uneven"
+mkdir -p "$in_uneven"
+make_text "$in_uneven" a.txt 200000 21
+make_text "$in_uneven" b.txt 20000 22
+make_text "$in_uneven" c.txt 2000 23
+E2E_CMD_TIMEOUT=90 run "$WEIR" run -p 2 -D "rest.port=$(free_port)" -D execution.checkpointing.interval=1h \
+  -D execution.checkpointing.unaligned.enabled=true -D "execution.checkpointing.dir=file://$tmp/ck-uneven" \
+  "$WORD_COUNT" --input "$in_uneven" --output "$tmp/out-uneven"
+expect_rc 0 "the job must end by itself, long before the next periodic checkpoint"
+expect_out_has "has finished."
+expected_word_counts "$in_uneven" "$tmp/expected-uneven"
+expect_committed "$tmp/expected-uneven" "$tmp/out-uneven" "word_count over files of 200000, 20000 and 2000 lines"
+pass
+
 finish
