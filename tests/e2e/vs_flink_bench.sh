@@ -50,6 +50,24 @@ expect_out_line "  spread, weir job 1 \| p=1 \| none: rounds from 1000 to 1500 m
 expect_out_lacks "job 2"
 pass
 
+check "weir against Flink by round: each round's two runs compared, a round one side lacks left out"
+cat >"$tmp/rounds.py" <<'PY'
+import sys
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, sys.argv[1])
+from harness import Run, Scenario, Side, print_noise
+row = Scenario("job 1 | p=1 | none", "keyed-sum", 1, 0, "records", 1000)
+weir, flink = Side("weir"), Side("Flink")
+# Round 1's Flink run failed (not recorded): rounds 0 and 2 are compared, 10x and 8x.
+weir.runs[row.name] = [Run(ms, 1.0, 10, 1.0, 0, None, r) for r, ms in ((0, 100), (1, 100), (2, 150))]
+flink.runs[row.name] = [Run(ms, 1.0, 10, 1.0, 0, None, r) for r, ms in ((0, 1000), (2, 1200))]
+print_noise([row], [weir, flink])
+PY
+run python3 "$tmp/rounds.py" "$REPO_DIR/tests/bench/vs-flink"
+expect_rc 0
+expect_out_line "  by round, weir/Flink job 1 \| p=1 \| none: 10.0x 8.0x \(median 9.0x, from 8.0x to 10.0x\)"
+pass
+
 check "word count at p=2 over generated Zipf text: Flink counted every word"
 E2E_CMD_TIMEOUT=240 run bash "$BENCH" "$BUILD_DIR" --rounds 1 --jobs word-count --parallelism 2 \
   --checkpoints none --text-mb 1

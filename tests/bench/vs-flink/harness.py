@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Runs weir's benchmark jobs and their Flink counterparts alternately, several rounds, and
-prints a table of medians: throughput, the weir/Flink ratio, max RSS and CPU seconds.
+prints a table of medians: throughput, the weir/Flink ratio (of the medians, and the median of
+each round's), max RSS and CPU seconds.
 
 Started by tests/bench/vs-flink/run.sh, which builds both sides; see that file for the options.
 Not a pass/fail test: it exits 1 only when a job fails or processes the wrong number of
@@ -50,6 +51,7 @@ class Run:
     cpu_s: float
     checkpoints: int
     steal_pct: Optional[float] = None  # of the machine's CPU time while it ran; None: not known
+    round: int = 0  # the round it ran in, from 0
 
 
 @dataclass
@@ -242,7 +244,7 @@ def scenarios(args, text_words):
     return out
 
 
-def run_one(side, s, args, tmp, index, csv):
+def run_one(side, s, args, tmp, index, csv, round_index=0):
     cp_dir = tempfile.mkdtemp(prefix="cp-", dir=tmp)
     log_path = os.path.join(tmp, f"{side.name.lower()}-{index}.log")
     cmd = side.impl.command(s, args, cp_dir)
@@ -260,7 +262,7 @@ def run_one(side, s, args, tmp, index, csv):
         side.failures += 1
         return
     runtime_ms, checkpoints = parsed
-    run = Run(runtime_ms, wall, rss, cpu, checkpoints, steal)
+    run = Run(runtime_ms, wall, rss, cpu, checkpoints, steal, round_index)
     side.runs.setdefault(s.name, []).append(run)
     if csv:
         csv.write(f"{side.name},{s.job},{s.parallelism},{s.checkpoint_ms},{s.work},{runtime_ms},"
@@ -280,11 +282,20 @@ def rate_of(s, runs):
     return s.work / median_of(runs, lambda r: r.runtime_ms) / 1000.0
 
 
+def round_ratios(s, weir_runs, flink_runs):
+    """weir's speed against Flink's within each round in which both sides ran the row: the two
+    runs of a round are back to back, so a ratio taken there cancels the drift of the machine's
+    speed from round to round, which a ratio of the two medians keeps."""
+    flink_by_round = {r.round: r for r in flink_runs}
+    return [flink_by_round[w.round].runtime_ms / max(w.runtime_ms, 1)
+            for w in weir_runs if w.round in flink_by_round]
+
+
 def print_table(all_scenarios, sides):
     weir, flink = sides[0], sides[1] if len(sides) > 1 else None
     head = ["job", "p", "checkpoints", "unit", "weir M/s"]
     if flink:
-        head += ["Flink M/s", "weir/Flink"]
+        head += ["Flink M/s", "weir/Flink", "weir/Flink by round"]
     head += ["weir RSS MB"] + (["Flink RSS MB"] if flink else []) + ["weir CPU s"] + (["Flink CPU s"] if flink else [])
     head += ["weir chk"] + (["Flink chk"] if flink else [])
     rows = []
@@ -305,6 +316,8 @@ def print_table(all_scenarios, sides):
             row.append(cells["Flink"][0])
             w, f = weir.runs.get(s.name), flink.runs.get(s.name)
             row.append(f"{rate_of(s, w) / rate_of(s, f):.1f}x" if w and f else "-")
+            paired = round_ratios(s, w, f) if w and f else []
+            row.append(f"{statistics.median(paired):.1f}x" if paired else "-")
         for i in (1, 2, 3):
             row += [cells[side.name][i] for side in sides]
         rows.append(row)
@@ -371,9 +384,17 @@ def print_noise(all_scenarios, sides):
             if spread > SPREAD_NOTED:
                 lines.append(f"  spread, {side.name} {s.name}: rounds from {min(times)} to {max(times)} ms "
                              f"({spread * 100:.0f}% of the median)")
+    if len(sides) > 1:
+        for s in all_scenarios:
+            paired = round_ratios(s, sides[0].runs.get(s.name, []), sides[1].runs.get(s.name, []))
+            if len(paired) >= 2:
+                lines.append(f"  by round, weir/Flink {s.name}: " + " ".join(f"{x:.1f}x" for x in paired)
+                             + f" (median {statistics.median(paired):.1f}x, from {min(paired):.1f}x"
+                             f" to {max(paired):.1f}x)")
     if lines:
         print(f"\n(steal: time the host ran other work on this machine's cores, from /proc/stat; spread: rows "
-              f"whose rounds differ by more than {SPREAD_NOTED * 100:.0f}% of their median)")
+              f"whose rounds differ by more than {SPREAD_NOTED * 100:.0f}% of their median; by round: "
+              f"weir's speed against Flink's in each round, whose two runs of a row are back to back)")
         print("\n".join(lines))
 
 
@@ -478,7 +499,7 @@ def main():
                     if s.name in side.skipped:
                         continue
                     index += 1
-                    run_one(side, s, args, tmp, index, csv)
+                    run_one(side, s, args, tmp, index, csv, r)
         print(f"\nMedians of {args.rounds} rounds (M = million per second of job runtime; RSS and CPU "
               f"of the whole process; chk = checkpoints completed), load average "
               f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after:\n")

@@ -4,7 +4,8 @@
 # several rounds and prints a table of medians: throughput, the weir/Flink ratio, max RSS,
 # CPU seconds and checkpoints completed, then the cost of checkpoints and p=2 against p=1,
 # then how far to trust them: the share of the machine's CPU time the host took for other work
-# while the runs ran (steal, on a virtual machine), and the rows whose rounds spread widely.
+# while the runs ran (steal, on a virtual machine), the rows whose rounds spread widely, and
+# weir's speed against Flink's in each round (whose two runs of a row are back to back).
 # Prints figures; not a pass/fail test.
 #
 #   tests/bench/vs-flink/run.sh [build-dir] [options]
