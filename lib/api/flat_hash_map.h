@@ -154,6 +154,8 @@ class FlatHashMap {
   }
 
   size_t size() const { return size_; }
+  // The slots in the array (a power of two, or 0): size() / bucket_count() is how full it is.
+  size_t bucket_count() const { return capacity_; }
   bool empty() const { return size_ == 0; }
   void clear() {
     for (size_t i = 0; i < capacity_; ++i) {

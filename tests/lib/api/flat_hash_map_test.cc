@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <bit>
 #include <functional>
 #include <map>
 #include <random>
@@ -86,6 +87,29 @@ TEST_CASE("FlatHashMap: entries keep their values while the array grows and entr
   REQUIRE(map.size() == 1);
   REQUIRE(map.begin()->first == 1);
   REQUIRE(++map.begin() == map.end());
+}
+
+TEST_CASE("FlatHashMap: the slot array is a power of two, at most 7/8 full, and doubles past it", "[heap_state]") {
+  IntMap map;
+  REQUIRE(map.bucket_count() == 0);
+  size_t grew = 0;
+  for (int i = 0; i < 5000; ++i) {
+    const size_t before = map.bucket_count();
+    map[i] = i;
+    const size_t slots = map.bucket_count();
+    REQUIRE(std::has_single_bit(slots));
+    REQUIRE(map.size() * 8 <= slots * 7);
+    if (slots != before) {
+      ++grew;
+      // It grew only because the entry would have made it more than 7/8 full.
+      if (before != 0) REQUIRE(map.size() * 8 > before * 7);
+      if (before != 0) REQUIRE(slots == 2 * before);
+    }
+  }
+  REQUIRE(grew >= 10);  // 8 slots up to 8192
+  REQUIRE(map.bucket_count() == 8192);  // 5000 entries: more than 7/8 of 4096
+  map.clear();
+  REQUIRE(map.bucket_count() == 0);
 }
 
 TEST_CASE("FlatHashMap: strings that allocate survive moves, copies and erasure", "[heap_state]") {
