@@ -18,8 +18,13 @@ number='[0-9]+\.[0-9]+'
 
 check "keyed sum on both sides, with and without checkpoints: a table with the ratio"
 E2E_CMD_TIMEOUT=240 run bash "$BENCH" "$BUILD_DIR" --rounds 1 --jobs keyed-sum --parallelism 1 \
-  --checkpoints none,100ms --count 300000
+  --checkpoints none,100ms --count 300000 --csv "$tmp/runs.csv"
 expect_rc 0
+# Every run in the CSV too, with the round it ran in.
+[[ "$(head -1 "$tmp/runs.csv")" == side,job,parallelism,checkpoint_ms,work,runtime_ms,*,steal_pct,round ]] ||
+  fail "the CSV's header is $(head -1 "$tmp/runs.csv")"
+[[ "$(grep -cE '^(weir|Flink),keyed-sum,1,(0|100),300000,[0-9]+,.*,1$' "$tmp/runs.csv")" == 4 ]] ||
+  fail "the CSV does not hold the 4 runs of round 1: $(cat "$tmp/runs.csv")"
 expect_out_has "Flink keyed sum, 2 keys | p=1 | none"
 expect_out_line "\| keyed sum, 2 keys +\| 1 \| none +\| records \| $number +\| $number +\| $number""x +\|.*"
 # The 100 ms row: both sides completed at least one checkpoint (the last two columns).

@@ -266,7 +266,8 @@ def run_one(side, s, args, tmp, index, csv, round_index=0):
     side.runs.setdefault(s.name, []).append(run)
     if csv:
         csv.write(f"{side.name},{s.job},{s.parallelism},{s.checkpoint_ms},{s.work},{runtime_ms},"
-                  f"{wall:.3f},{rss:.1f},{cpu:.3f},{checkpoints},{'' if steal is None else f'{steal:.1f}'}\n")
+                  f"{wall:.3f},{rss:.1f},{cpu:.3f},{checkpoints},{'' if steal is None else f'{steal:.1f}'},"
+                  f"{round_index + 1}\n")
         csv.flush()
     rate = s.work / max(runtime_ms, 1) / 1000.0
     print(f"  {side.name:5} {s.name}: {runtime_ms} ms, {rate:.2f} M {s.unit}/s, "
@@ -282,7 +283,7 @@ def rate_of(s, runs):
     return s.work / median_of(runs, lambda r: r.runtime_ms) / 1000.0
 
 
-def round_ratios(s, weir_runs, flink_runs):
+def round_ratios(weir_runs, flink_runs):
     """weir's speed against Flink's within each round in which both sides ran the row: the two
     runs of a round are back to back, so a ratio taken there cancels the drift of the machine's
     speed from round to round, which a ratio of the two medians keeps."""
@@ -316,7 +317,7 @@ def print_table(all_scenarios, sides):
             row.append(cells["Flink"][0])
             w, f = weir.runs.get(s.name), flink.runs.get(s.name)
             row.append(f"{rate_of(s, w) / rate_of(s, f):.1f}x" if w and f else "-")
-            paired = round_ratios(s, w, f) if w and f else []
+            paired = round_ratios(w, f) if w and f else []
             row.append(f"{statistics.median(paired):.1f}x" if paired else "-")
         for i in (1, 2, 3):
             row += [cells[side.name][i] for side in sides]
@@ -386,7 +387,7 @@ def print_noise(all_scenarios, sides):
                              f"({spread * 100:.0f}% of the median)")
     if len(sides) > 1:
         for s in all_scenarios:
-            paired = round_ratios(s, sides[0].runs.get(s.name, []), sides[1].runs.get(s.name, []))
+            paired = round_ratios(sides[0].runs.get(s.name, []), sides[1].runs.get(s.name, []))
             if len(paired) >= 2:
                 lines.append(f"  by round, weir/Flink {s.name}: " + " ".join(f"{x:.1f}x" for x in paired)
                              + f" (median {statistics.median(paired):.1f}x, from {min(paired):.1f}x"
@@ -489,7 +490,7 @@ def main():
         csv = open(args.csv, "w") if args.csv else None
         if csv:
             csv.write("side,job,parallelism,checkpoint_ms,work,runtime_ms,wall_s,max_rss_mb,cpu_s,checkpoints,"
-                      "steal_pct\n")
+                      "steal_pct,round\n")
         index = 0
         for r in range(args.rounds):
             print(f"round {r + 1} of {args.rounds}", flush=True)
