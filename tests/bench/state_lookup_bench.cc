@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lib/api/flat_hash_map.h"
@@ -39,19 +40,14 @@ struct Tables {
       groups[key_group[k]][k] = 0;
     }
   }
-  // The bytes of the tables' slot arrays, free slots included, and how full they are.
-  size_t Bytes() const {
-    size_t slots = 0;
-    for (const Map& m : groups) slots += m.bucket_count();
-    return slots * Map::kBytesPerEntry;
-  }
-  double Full() const {
+  // The slots of all the tables, free ones included, and the entries in them.
+  std::pair<size_t, size_t> SlotsAndEntries() const {
     size_t slots = 0, entries = 0;
     for (const Map& m : groups) {
       slots += m.bucket_count();
       entries += m.size();
     }
-    return static_cast<double>(entries) / static_cast<double>(slots);
+    return {slots, entries};
   }
 };
 
@@ -117,8 +113,10 @@ int main(int argc, char** argv) {
       plain.push_back(Run(tables, keys, lookups, 0));
       prefetched.push_back(Run(tables, keys, lookups, distance));
     }
-    std::printf("%10lld %10.2f %6.2f %16.2f %16.2f\n", static_cast<long long>(keys), tables.Bytes() / 1e6,
-                tables.Full(), Median(plain), Median(prefetched));
+    const auto [slots, entries] = tables.SlotsAndEntries();
+    std::printf("%10lld %10.2f %6.2f %16.2f %16.2f\n", static_cast<long long>(keys),
+                static_cast<double>(slots * Map::kBytesPerEntry) / 1e6,
+                static_cast<double>(entries) / static_cast<double>(slots), Median(plain), Median(prefetched));
   }
   return 0;
 }
