@@ -283,13 +283,19 @@ def rate_of(s, runs):
     return s.work / median_of(runs, lambda r: r.runtime_ms) / 1000.0
 
 
+def paired_by_round(a_runs, b_runs):
+    """The runtime of b over a's in each round in which both rows ran, in a's order. Within a
+    round the two runs are seconds apart, so such a ratio cancels the drift of the machine's
+    speed from round to round (minutes on a virtual machine), which a ratio of two medians
+    keeps. For rows of equal work it is a's speed against b's."""
+    b_by_round = {r.round: r for r in b_runs}
+    return [b_by_round[a.round].runtime_ms / max(a.runtime_ms, 1) for a in a_runs if a.round in b_by_round]
+
+
 def round_ratios(weir_runs, flink_runs):
-    """weir's speed against Flink's within each round in which both sides ran the row: the two
-    runs of a round are back to back, so a ratio taken there cancels the drift of the machine's
-    speed from round to round, which a ratio of the two medians keeps."""
-    flink_by_round = {r.round: r for r in flink_runs}
-    return [flink_by_round[w.round].runtime_ms / max(w.runtime_ms, 1)
-            for w in weir_runs if w.round in flink_by_round]
+    """weir's speed against Flink's within each round in which both sides ran the row (their
+    two runs are back to back)."""
+    return paired_by_round(weir_runs, flink_runs)
 
 
 def print_table(all_scenarios, sides):
@@ -341,7 +347,12 @@ def print_costs(all_scenarios, sides):
         for side in sides:
             b, c = side.runs.get(base.name), side.runs.get(s.name)
             if b and c:
-                parts.append(f"{side.name} {(1 - rate_of(s, c) / rate_of(base, b)) * 100:+.1f}%")
+                part = f"{side.name} {(1 - rate_of(s, c) / rate_of(base, b)) * 100:+.1f}%"
+                # Each round's cost: 1 - the runtime without checkpoints over the runtime with them.
+                costs = [1 - x for x in paired_by_round(c, b)]
+                if len(costs) >= 2:
+                    part += f" (by round {statistics.median(costs) * 100:+.1f}%)"
+                parts.append(part)
         if parts:
             lines.append(f"  checkpoint cost, {s.name.split(' | ')[0]}, p={s.parallelism}, "
                          f"every {s.checkpoint_ms} ms: " + ", ".join(parts))
@@ -353,12 +364,17 @@ def print_costs(all_scenarios, sides):
         for side in sides:
             a, b = side.runs.get(one.name), side.runs.get(s.name)
             if a and b:
-                parts.append(f"{side.name} {rate_of(s, b) / rate_of(one, a):.2f}x")
+                part = f"{side.name} {rate_of(s, b) / rate_of(one, a):.2f}x"
+                speedups = paired_by_round(b, a)  # p=1's runtime over p=2's, each round
+                if len(speedups) >= 2:
+                    part += f" (by round {statistics.median(speedups):.2f}x)"
+                parts.append(part)
         if parts:
             cp = f"every {s.checkpoint_ms} ms" if s.checkpoint_ms else "no checkpoints"
             lines.append(f"  p=2 against p=1, {s.name.split(' | ')[0]}, {cp}: " + ", ".join(parts))
     if lines:
-        print("\n(checkpoint cost: throughput lost against the same job without checkpoints; a plus is a loss)")
+        print("\n(checkpoint cost: throughput lost against the same job without checkpoints; a plus is a loss;"
+              " by round: the median of each round's figure, from the two rows' runs of that round)")
         print("\n".join(lines))
 
 

@@ -2,7 +2,8 @@
 # weir against Apache Flink 2.3, side by side on this machine: builds weir's benchmark jobs
 # and their Flink counterparts (this folder's Maven project), runs both alternately for
 # several rounds and prints a table of medians: throughput, the weir/Flink ratio, max RSS,
-# CPU seconds and checkpoints completed, then the cost of checkpoints and p=2 against p=1,
+# CPU seconds and checkpoints completed, then the cost of checkpoints and p=2 against p=1
+# (from the medians, and by round: the median of each round's figure),
 # then how far to trust them: the share of the machine's CPU time the host took for other work
 # while the runs ran (steal, on a virtual machine), the rows whose rounds spread widely, and
 # weir's speed against Flink's in each round (whose two runs of a row are back to back).
