@@ -292,12 +292,6 @@ def paired_by_round(a_runs, b_runs):
     return [b_by_round[a.round].runtime_ms / max(a.runtime_ms, 1) for a in a_runs if a.round in b_by_round]
 
 
-def round_ratios(weir_runs, flink_runs):
-    """weir's speed against Flink's within each round in which both sides ran the row (their
-    two runs are back to back)."""
-    return paired_by_round(weir_runs, flink_runs)
-
-
 def print_table(all_scenarios, sides):
     weir, flink = sides[0], sides[1] if len(sides) > 1 else None
     head = ["job", "p", "checkpoints", "unit", "weir M/s"]
@@ -323,7 +317,7 @@ def print_table(all_scenarios, sides):
             row.append(cells["Flink"][0])
             w, f = weir.runs.get(s.name), flink.runs.get(s.name)
             row.append(f"{rate_of(s, w) / rate_of(s, f):.1f}x" if w and f else "-")
-            paired = round_ratios(w, f) if w and f else []
+            paired = paired_by_round(w, f) if w and f else []  # weir's speed against Flink's
             row.append(f"{statistics.median(paired):.1f}x" if paired else "-")
         for i in (1, 2, 3):
             row += [cells[side.name][i] for side in sides]
@@ -403,7 +397,7 @@ def print_noise(all_scenarios, sides):
                              f"({spread * 100:.0f}% of the median)")
     if len(sides) > 1:
         for s in all_scenarios:
-            paired = round_ratios(sides[0].runs.get(s.name, []), sides[1].runs.get(s.name, []))
+            paired = paired_by_round(sides[0].runs.get(s.name, []), sides[1].runs.get(s.name, []))
             if len(paired) >= 2:
                 lines.append(f"  by round, weir/Flink {s.name}: " + " ".join(f"{x:.1f}x" for x in paired)
                              + f" (median {statistics.median(paired):.1f}x, from {min(paired):.1f}x"
