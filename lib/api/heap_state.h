@@ -103,6 +103,44 @@ namespace heap_internal {
 // the copy into rows on its own thread. Other entries are written as rows by the task:
 // copying them entry by entry, then destroying the copy, costs more than the rows, and
 // on a machine whose cores are all busy the writer's work is not free either.
+// The row buffers of a KeyGroupedMap's groups whose last pin went, kept for the rows of
+// the next snapshot. A group's rows are written at every checkpoint and dropped when the
+// snapshot is done with them; freed, their pages went back to the system in between,
+// and whoever wrote the next rows (for string keys, mostly the task) faulted them in and
+// zeroed them again, every checkpoint. Kept, a buffer also keeps its size, so the next
+// rows' resize writes only what they grow by. Holds at most kMaxBytes of capacity: the
+// rows of larger state are taken and freed as before. Thread-safe: buffers come back
+// on the writer thread and are taken on either.
+class RowBufferPool {
+ public:
+  static constexpr size_t kMaxBytes = size_t{32} << 20;
+
+  Bytes Take() {
+    std::lock_guard lock(mu_);
+    if (free_.empty()) return {};
+    Bytes b = std::move(free_.back());
+    free_.pop_back();
+    bytes_ -= b.capacity();
+    return b;
+  }
+  void Give(Bytes&& rows) {
+    Bytes b = std::move(rows);  // freed here, outside the lock, unless kept
+    std::lock_guard lock(mu_);
+    if (b.capacity() == 0 || bytes_ + b.capacity() > kMaxBytes) return;
+    bytes_ += b.capacity();
+    free_.push_back(std::move(b));
+  }
+  size_t bytes() const {
+    std::lock_guard lock(mu_);
+    return bytes_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<Bytes> free_;
+  size_t bytes_ = 0;  // the capacity of free_'s buffers
+};
+
 template <class K, class S, class Codec>
 class KeyGroupedMap {
  public:
@@ -123,11 +161,16 @@ class KeyGroupedMap {
     std::unique_ptr<Map> frozen;  // guarded by mu: the pinned map, copied by the task
     // The size of the rows written last: the next rows reserve about as much.
     std::atomic<size_t> rows_hint{0};
+    // Where `rows` comes from and goes back to (shared: a snapshot may outlive the map).
+    std::shared_ptr<RowBufferPool> row_buffers;
   };
 
   explicit KeyGroupedMap(int num_key_groups)
-      : groups_(num_key_groups), hot_(num_key_groups), hot_keys_(kKeyComparedByBits<K> ? 0 : num_key_groups) {
-    for (auto& g : groups_) g = std::make_shared<Group>();
+      : groups_(num_key_groups),
+        hot_(num_key_groups),
+        hot_keys_(kKeyComparedByBits<K> ? 0 : num_key_groups),
+        row_buffers_(std::make_shared<RowBufferPool>()) {
+    for (auto& g : groups_) g = NewGroup();
   }
   // `key` is a K or a HashedKeyRef<K>.
   template <class Q>
@@ -222,7 +265,7 @@ class KeyGroupedMap {
     for (HotEntry<S>& hot : hot_) hot.writable = false;
     for (auto& g : groups_) {
       if (g->serialized.load(std::memory_order_acquire)) {
-        auto fresh = std::make_shared<Group>();
+        auto fresh = NewGroup();
         fresh->map = std::move(g->map);  // the entries stay where they are (and hot_'s)
         fresh->rows_hint.store(g->rows_hint.load(std::memory_order_relaxed), std::memory_order_relaxed);
         g = std::move(fresh);
@@ -243,7 +286,7 @@ class KeyGroupedMap {
   static void Unpin(Group& g) {
     if (g.pins.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     std::lock_guard lock(g.mu);
-    Bytes().swap(g.rows);
+    g.row_buffers->Give(std::move(g.rows));  // leaves g.rows empty
     g.frozen.reset();
     g.serialized.store(false, std::memory_order_release);
   }
@@ -258,6 +301,8 @@ class KeyGroupedMap {
       for (const auto& entry : g->map) f(entry.first);
     }
   }
+  // The bytes of row buffers kept for the next snapshot (for tests).
+  size_t kept_row_bytes() const { return row_buffers_->bytes(); }
 
  private:
   // The key of a group's hot entry, for keys not compared by their bits: the entry's key,
@@ -310,6 +355,7 @@ class KeyGroupedMap {
   // Under g.mu: writes `map` (the group's, or its frozen copy) into g.rows.
   static void WriteRows(const Map& map, Group& g) {
     const size_t hint = g.rows_hint.load(std::memory_order_relaxed);
+    if (g.rows.capacity() == 0) g.rows = g.row_buffers->Take();
     g.rows.resize(hint + hint / 8 + 64);  // room to write in place; grows when short
     size_t used = 0;
     {
@@ -319,6 +365,11 @@ class KeyGroupedMap {
     }
     g.rows.resize(used);
     g.rows_hint.store(used, std::memory_order_relaxed);
+  }
+  std::shared_ptr<Group> NewGroup() const {
+    auto g = std::make_shared<Group>();
+    g->row_buffers = row_buffers_;
+    return g;
   }
   S& AddToGroup(int kg, const HashedKeyRef<K>& key) {
     ++size_changes_;
@@ -366,6 +417,7 @@ class KeyGroupedMap {
   std::vector<HotEntry<S>> hot_;
   std::vector<HotKey> hot_keys_;  // for keys not compared by their bits (else empty)
   uint64_t size_changes_ = 0;
+  std::shared_ptr<RowBufferPool> row_buffers_;
 };
 
 template <class T>

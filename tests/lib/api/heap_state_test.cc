@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -668,4 +670,88 @@ TEST_CASE("heap state: a row written in one piece is the row of the general layo
     CHECK(written(word, counted, room) == general(word, counted));
     CHECK(written(static_cast<int64_t>(n), word, room) == general(static_cast<int64_t>(n), word));
   }
+}
+
+namespace {
+
+using WordCounts = weir::heap_internal::KeyGroupedMap<std::string, int64_t,
+                                                     weir::heap_internal::ValueCodec<std::string, int64_t>>;
+
+// The rows of every group of `map`, pinned for a snapshot and released after, as a
+// sorted list of "<row key>=<row value>" (a group's rows come in its map's order).
+std::vector<std::string> SnapshotRowsOf(WordCounts& map) {
+  auto groups = map.Pin();
+  std::vector<std::string> rows;
+  for (auto& g : groups) {
+    const std::string_view bytes = WordCounts::PinnedRows(*g);
+    const auto* begin = reinterpret_cast<const uint8_t*>(bytes.data());
+    weir::ForEachRow(begin, begin + bytes.size(), [&](std::string_view key, std::string_view value) {
+      rows.push_back(std::string(key) + "=" + std::string(value));
+    });
+    WordCounts::Unpin(*g);
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+// A map of groups 0..3 holding counts[word] for each word.
+void Fill(WordCounts& map, const std::map<std::string, int64_t>& counts) {
+  for (const auto& [word, count] : counts) {
+    const int kg = weir::KeyGroupOf(word, 4);
+    const weir::HashedKeyRef<std::string> key{word, weir::KeyHashCode<std::string>::Of(word)};
+    map.GetOrInsert(kg, key) = count;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("heap state: row buffers kept from one snapshot hold only the next snapshot's rows", "[api][state]") {
+  std::map<std::string, int64_t> counts;
+  for (int i = 0; i < 2000; ++i) counts["word-" + std::to_string(i) + std::string(static_cast<size_t>(i % 37), 'x')] = i;
+  WordCounts map(4);
+  Fill(map, counts);
+  CHECK(map.kept_row_bytes() == 0);
+  auto rows_of = [](const std::map<std::string, int64_t>& expected) {
+    WordCounts fresh(4);
+    Fill(fresh, expected);
+    return SnapshotRowsOf(fresh);
+  };
+  CHECK(SnapshotRowsOf(map) == rows_of(counts));
+  const size_t kept = map.kept_row_bytes();
+  CHECK(kept > 0);  // every group's buffer came back
+
+  // Shorter rows next (fewer and shorter keys): the kept buffers' older bytes past the
+  // new rows must not show.
+  std::map<std::string, int64_t> fewer;
+  for (const auto& [word, count] : counts) {
+    if (count % 3 == 0) fewer[word] = count * 1000;
+  }
+  WordCounts map2(4);
+  Fill(map2, counts);
+  SnapshotRowsOf(map2);  // buffers of the long rows kept
+  for (const auto& [word, count] : counts) {
+    if (count % 3 != 0) map2.Erase(weir::KeyGroupOf(word, 4), word);
+  }
+  Fill(map2, fewer);
+  CHECK(SnapshotRowsOf(map2) == rows_of(fewer));
+  // Longer rows again: the kept buffers grow.
+  Fill(map2, counts);
+  CHECK(SnapshotRowsOf(map2) == rows_of(counts));
+  CHECK(map2.kept_row_bytes() >= kept);
+}
+
+TEST_CASE("heap state: the row buffer pool keeps no more than its bound", "[api][state]") {
+  weir::heap_internal::RowBufferPool pool;
+  CHECK(pool.Take().capacity() == 0);
+  pool.Give(weir::Bytes(1000, 7));
+  CHECK(pool.bytes() >= 1000);
+  weir::Bytes taken = pool.Take();
+  CHECK(taken.size() == 1000);  // size and bytes as given: a resize writes only the growth
+  CHECK(pool.bytes() == 0);
+  pool.Give(weir::Bytes());  // nothing to keep
+  CHECK(pool.bytes() == 0);
+  pool.Give(weir::Bytes(weir::heap_internal::RowBufferPool::kMaxBytes - 10, 1));
+  const size_t full = pool.bytes();
+  pool.Give(weir::Bytes(100, 1));  // over the bound: freed, not kept
+  CHECK(pool.bytes() == full);
 }
