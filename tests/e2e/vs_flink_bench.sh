@@ -31,6 +31,8 @@ expect_out_line "\| keyed sum, 2 keys +\| 1 \| none +\| records \| $number +\| $
 grep -E "^\| keyed sum, 2 keys +\| 1 \| 100 ms" "$OUT_FILE" | grep -qE "\| [1-9][0-9]* +\| [1-9][0-9]* +\|$" ||
   fail "the 100 ms row does not show checkpoints on both sides"
 expect_out_has "checkpoint cost, keyed sum, 2 keys, p=1, every 100 ms: weir "
+# weir's checkpoint cost once more from 5 pairs (the default) of its two rows right after each other.
+expect_out_line "  checkpoint cost, keyed sum, 2 keys, p=1, every 100 ms: weir [-+]$number% \(pairs from [-+]$number% to [-+]$number%, 5 pairs\)"
 # How far to trust the figures: the host's steal time during each side's runs (/proc/stat).
 expect_out_line "  steal, weir's runs: median $number%, max $number% of the machine's CPU time"
 expect_out_line "  steal, Flink's runs: median $number%, max $number% of the machine's CPU time"
@@ -98,6 +100,25 @@ expect_out_line "  checkpoint cost, job, p=1, every 100 ms: weir \+35.5% \(by ro
 expect_out_line "  p=2 against p=1, job, no checkpoints: weir 1.67x \(by round 2.00x\)"
 pass
 
+check "weir's figures from pairs of runs right after each other: the medians of the pairs' figures"
+cat >"$tmp/pairs.py" <<'PY'
+import sys
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, sys.argv[1])
+from harness import Scenario, Side, print_back_to_back
+base, cp, p2 = (Scenario(f"job | p={p} | {c}", "keyed-sum", p, ms, "records", 1000)
+                for p, c, ms in ((1, "none", 0), (1, "100 ms", 100), (2, "none", 0)))
+# Runtimes with checkpoints over without: costs of 9.1%, 0% and 20%; p=2's over p=1's:
+# speed-ups of 2, 1.67 and 1.6.
+ratios = {(base.name, cp.name): [1.1, 1.0, 1.25], (base.name, p2.name): [0.5, 0.6, 0.625]}
+print_back_to_back([base, cp, p2], Side("weir"), ratios)
+PY
+run python3 "$tmp/pairs.py" "$REPO_DIR/tests/bench/vs-flink"
+expect_rc 0
+expect_out_line "  checkpoint cost, job, p=1, every 100 ms: weir \+9.1% \(pairs from \+0.0% to \+20.0%, 3 pairs\)"
+expect_out_line "  p=2 against p=1, job, no checkpoints: weir 1.67x \(pairs from 1.60x to 2.00x, 3 pairs\)"
+pass
+
 check "word count at p=2 over generated Zipf text: Flink counted every word"
 E2E_CMD_TIMEOUT=240 run bash "$BENCH" "$BUILD_DIR" --rounds 1 --jobs word-count --parallelism 2 \
   --checkpoints none --text-mb 1
@@ -150,6 +171,9 @@ expect_rc 2
 expect_err_has "--parallelism: every value must be at least 1"
 run bash "$BENCH" "$BUILD_DIR" --checkpoints 100 ms
 expect_rc 2
+run bash "$BENCH" "$BUILD_DIR" --weir-pairs -1
+expect_rc 2
+expect_err_has "--weir-pairs must be 0 (none) or more"
 run bash "$BENCH" "$tmp/no-build"
 expect_rc 2
 expect_err_has "is not a configured build directory"

@@ -245,6 +245,25 @@ def scenarios(args, text_words):
 
 
 def run_one(side, s, args, tmp, index, csv, round_index=0):
+    """Runs row `s` on `side` once and records it: in side.runs, the CSV and a line of output."""
+    run = execute(side, s, args, tmp, index, round_index)
+    if run is None:
+        return
+    side.runs.setdefault(s.name, []).append(run)
+    if csv:
+        csv.write(f"{side.name},{s.job},{s.parallelism},{s.checkpoint_ms},{s.work},{run.runtime_ms},"
+                  f"{run.wall_s:.3f},{run.max_rss_mb:.1f},{run.cpu_s:.3f},{run.checkpoints},"
+                  f"{'' if run.steal_pct is None else f'{run.steal_pct:.1f}'},{round_index + 1}\n")
+        csv.flush()
+    rate = s.work / max(run.runtime_ms, 1) / 1000.0
+    print(f"  {side.name:5} {s.name}: {run.runtime_ms} ms, {rate:.2f} M {s.unit}/s, "
+          f"{run.max_rss_mb:.0f} MB, {run.cpu_s:.1f} CPU s, {run.checkpoints} checkpoints"
+          + ("" if run.steal_pct is None else f", steal {run.steal_pct:.0f}%"), flush=True)
+
+
+def execute(side, s, args, tmp, index, round_index=0):
+    """Runs row `s` on `side` once: its Run, or None when it failed (said on stderr, its log kept,
+    side.failures counted)."""
     cp_dir = tempfile.mkdtemp(prefix="cp-", dir=tmp)
     log_path = os.path.join(tmp, f"{side.name.lower()}-{index}.log")
     cmd = side.impl.command(s, args, cp_dir)
@@ -260,19 +279,9 @@ def run_one(side, s, args, tmp, index, csv, round_index=0):
         print(f"vs-flink: {side.name} failed on '{s.name}': {problem}; log: {kept}\n"
               f"  command: {' '.join(cmd)}", file=sys.stderr)
         side.failures += 1
-        return
+        return None
     runtime_ms, checkpoints = parsed
-    run = Run(runtime_ms, wall, rss, cpu, checkpoints, steal, round_index)
-    side.runs.setdefault(s.name, []).append(run)
-    if csv:
-        csv.write(f"{side.name},{s.job},{s.parallelism},{s.checkpoint_ms},{s.work},{runtime_ms},"
-                  f"{wall:.3f},{rss:.1f},{cpu:.3f},{checkpoints},{'' if steal is None else f'{steal:.1f}'},"
-                  f"{round_index + 1}\n")
-        csv.flush()
-    rate = s.work / max(runtime_ms, 1) / 1000.0
-    print(f"  {side.name:5} {s.name}: {runtime_ms} ms, {rate:.2f} M {s.unit}/s, "
-          f"{rss:.0f} MB, {cpu:.1f} CPU s, {checkpoints} checkpoints"
-          + ("" if steal is None else f", steal {steal:.0f}%"), flush=True)
+    return Run(runtime_ms, wall, rss, cpu, checkpoints, steal, round_index)
 
 
 def median_of(runs, f):
@@ -329,14 +338,24 @@ def print_table(all_scenarios, sides):
         print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths)) + " |")
 
 
+def checkpoint_comparisons(all_scenarios):
+    """(row without checkpoints, the same row with them), for each row with checkpoints."""
+    by_key = {(s.job, s.parallelism, s.checkpoint_ms): s for s in all_scenarios}
+    return [(by_key[(s.job, s.parallelism, 0)], s) for s in all_scenarios
+            if s.checkpoint_ms != 0 and (s.job, s.parallelism, 0) in by_key]
+
+
+def scaling_comparisons(all_scenarios):
+    """(row at p=1, the same row at p=2), for each row at p=2."""
+    by_key = {(s.job, s.parallelism, s.checkpoint_ms): s for s in all_scenarios}
+    return [(by_key[(s.job, 1, s.checkpoint_ms)], s) for s in all_scenarios
+            if s.parallelism == 2 and (s.job, 1, s.checkpoint_ms) in by_key]
+
+
 def print_costs(all_scenarios, sides):
     """Checkpoint cost (throughput lost against no checkpoints) and p=2 against p=1 scaling."""
-    by_key = {(s.job, s.parallelism, s.checkpoint_ms): s for s in all_scenarios}
     lines = []
-    for s in all_scenarios:
-        base = by_key.get((s.job, s.parallelism, 0))
-        if s.checkpoint_ms == 0 or not base:
-            continue
+    for base, s in checkpoint_comparisons(all_scenarios):
         parts = []
         for side in sides:
             b, c = side.runs.get(base.name), side.runs.get(s.name)
@@ -350,10 +369,7 @@ def print_costs(all_scenarios, sides):
         if parts:
             lines.append(f"  checkpoint cost, {s.name.split(' | ')[0]}, p={s.parallelism}, "
                          f"every {s.checkpoint_ms} ms: " + ", ".join(parts))
-    for s in all_scenarios:
-        one = by_key.get((s.job, 1, s.checkpoint_ms))
-        if s.parallelism != 2 or not one:
-            continue
+    for one, s in scaling_comparisons(all_scenarios):
         parts = []
         for side in sides:
             a, b = side.runs.get(one.name), side.runs.get(s.name)
@@ -369,6 +385,55 @@ def print_costs(all_scenarios, sides):
     if lines:
         print("\n(checkpoint cost: throughput lost against the same job without checkpoints; a plus is a loss;"
               " by round: the median of each round's figure, from the two rows' runs of that round)")
+        print("\n".join(lines))
+
+
+def run_back_to_back(side, all_scenarios, args, tmp, index):
+    """weir's own figures once more, each from pairs of runs taking turns right after each other:
+    the rows of a checkpoint cost, and of p=2 against p=1. Within the rounds the two rows of such
+    a figure run a Flink run apart (seconds to a minute), across which a virtual machine's speed
+    drifts by more than the few per cent a checkpoint costs. Returns {(a, b): [b's runtime over
+    a's, each pair]} (failed runs leave their pair out)."""
+    ratios = {}
+    for a, b in checkpoint_comparisons(all_scenarios) + scaling_comparisons(all_scenarios):
+        if a.name in side.skipped or b.name in side.skipped:
+            continue
+        pair_ratios = []
+        for i in range(args.weir_pairs):
+            runs = {}
+            for s in ((a, b) if i % 2 == 0 else (b, a)):  # each first in every other pair
+                index += 1
+                runs[s.name] = execute(side, s, args, tmp, index)
+            if runs[a.name] and runs[b.name]:
+                pair_ratios.append(runs[b.name].runtime_ms / max(runs[a.name].runtime_ms, 1))
+        print(f"  {side.name:5} back to back, {a.name} against {b.name}: "
+              + " ".join(f"{x:.3f}" for x in pair_ratios), flush=True)
+        ratios[(a.name, b.name)] = pair_ratios
+    return ratios
+
+
+def print_back_to_back(all_scenarios, side, ratios):
+    """The checkpoint costs and p=2 against p=1 of run_back_to_back: the median of the pairs'
+    figures and their range."""
+    lines = []
+    for base, s in checkpoint_comparisons(all_scenarios):
+        r = ratios.get((base.name, s.name))
+        if r:
+            costs = sorted(1 - 1 / x for x in r)  # 1 - runtime without over runtime with
+            lines.append(f"  checkpoint cost, {s.name.split(' | ')[0]}, p={s.parallelism}, every {s.checkpoint_ms} ms: "
+                         f"{side.name} {statistics.median(costs) * 100:+.1f}% (pairs from {costs[0] * 100:+.1f}% "
+                         f"to {costs[-1] * 100:+.1f}%, {len(costs)} pairs)")
+    for one, s in scaling_comparisons(all_scenarios):
+        r = ratios.get((one.name, s.name))
+        if r:
+            speedups = sorted(1 / x for x in r)  # p=1's runtime over p=2's
+            cp = f"every {s.checkpoint_ms} ms" if s.checkpoint_ms else "no checkpoints"
+            lines.append(f"  p=2 against p=1, {s.name.split(' | ')[0]}, {cp}: {side.name} "
+                         f"{statistics.median(speedups):.2f}x (pairs from {speedups[0]:.2f}x to {speedups[-1]:.2f}x, "
+                         f"{len(speedups)} pairs)")
+    if lines:
+        print(f"\n(back to back: {side.name}'s two rows of each figure run in pairs right after each other, "
+              "after the rounds, which of the two runs first swapped every pair; the median of the pairs' figures)")
         print("\n".join(lines))
 
 
@@ -444,12 +509,17 @@ def main():
     ap.add_argument("--checkpoints", type=csv_list("--checkpoints", checkpoint_ms), default=[0, 100, 1000],
                     help="intervals: none, 100ms, 1s, ...")
     ap.add_argument("--csv", help="also write every run to this CSV file")
+    ap.add_argument("--weir-pairs", type=int, default=5,
+                    help="after the rounds, weir's checkpoint costs and p=2 against p=1 again from this "
+                         "many pairs of runs taking turns (0: none)")
     args = ap.parse_args()
     bad = [j for j in args.jobs if j not in JOBS]
     if bad:
         ap.error(f"--jobs: unknown job '{bad[0]}' ({', '.join(JOBS)})")
     if min(args.rounds, args.count, args.many_keys, args.rocksdb_count) < 1 or args.text_mb <= 0:
         ap.error("--rounds, --count, --many-keys, --rocksdb-count and --text-mb must be positive")
+    if args.weir_pairs < 0:
+        ap.error("--weir-pairs must be 0 (none) or more")
     if any(p < 1 for p in args.parallelism):
         ap.error("--parallelism: every value must be at least 1")
     if args.check_args:
@@ -511,11 +581,17 @@ def main():
                         continue
                     index += 1
                     run_one(side, s, args, tmp, index, csv, r)
+        back_to_back = {}
+        if args.weir_pairs:
+            print(f"weir back to back, {args.weir_pairs} pairs of each figure (runtime of the second row over the first's)",
+                  flush=True)
+            back_to_back = run_back_to_back(sides[0], todo, args, tmp, index)
         print(f"\nMedians of {args.rounds} rounds (M = million per second of job runtime; RSS and CPU "
               f"of the whole process; chk = checkpoints completed), load average "
               f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after:\n")
         print_table(todo, sides)
         print_costs(todo, sides)
+        print_back_to_back(todo, sides[0], back_to_back)
         print_noise(todo, sides)
         if "keyed-sum" in args.jobs and not sides[0].impl.has_keys:
             print("\nnote: weir's number_sum has no --keys yet: its 2-key rows use its parity key "

@@ -3,8 +3,8 @@
 # and their Flink counterparts (this folder's Maven project), runs both alternately for
 # several rounds and prints a table of medians: throughput, the weir/Flink ratio, max RSS,
 # CPU seconds and checkpoints completed, then the cost of checkpoints and p=2 against p=1
-# (from the medians, and by round: the median of each round's figure),
-# then how far to trust them: the share of the machine's CPU time the host took for other work
+# (from the medians, by round: the median of each round's figure, and weir's from pairs of
+# runs right after each other), then how far to trust them: the share of the machine's CPU time the host took for other work
 # while the runs ran (steal, on a virtual machine), the rows whose rounds spread widely, and
 # weir's speed against Flink's in each round (whose two runs of a row are back to back).
 # Prints figures; not a pass/fail test.
@@ -27,6 +27,10 @@
 #   --text-mb M           word count: MB of generated Zipf text, cached in $WEIR_BENCH_CACHE
 #                         (default /tmp/weir-bench) [128]
 #   --csv FILE            also write every run to FILE
+#   --weir-pairs N        after the rounds, weir's checkpoint costs and p=2 against p=1 once
+#                         more, each from N pairs of its two rows' runs right after each other
+#                         (the order swapped every pair), where within a round a Flink run
+#                         separates them; 0: none [5]
 #
 # Both sides run the same job graph on a local runtime: weir's embedded runtime (`weir run`)
 # and Flink's local execution environment (a MiniCluster in the JVM), with object reuse, the
