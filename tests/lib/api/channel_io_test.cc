@@ -471,5 +471,40 @@ TEST_CASE("HeapKeyedStateBackend: prefetching pays only once the state outgrows 
   CHECK_FALSE(backend.PrefetchPays());
 }
 
+TEST_CASE("KeySelector: a batch's hashes are those of its records one by one", "[channel_io]") {
+  const int max_parallelism = GENERATE(128, 100);  // a mask or a division for the key group
+  auto by_seven = [](const int64_t& n) { return n % 7; };
+  auto itself = [](const int64_t& n) { return n; };
+  const KeySelector<int64_t, int64_t, decltype(by_seven)> sevens(by_seven);
+  const KeySelector<int64_t, int64_t, decltype(itself)> numbers(itself);
+  const WordSelector words(&WordOf);
+  std::vector<int64_t> values;
+  for (int64_t i = -50; i < 150; ++i) values.push_back(i * 1000003);
+  values.push_back(INT64_MIN);
+  values.push_back(INT64_MAX);
+  const std::vector<Record> records = Records(static_cast<int>(values.size()));
+  for (int count : {0, 1, 7, 8, 9, 64, static_cast<int>(values.size())}) {
+    INFO(count << " records, max parallelism " << max_parallelism);
+    std::vector<KeyHash> batch(static_cast<size_t>(count));
+    sevens.HashBatch(values.data(), count, max_parallelism, batch.data());
+    for (int i = 0; i < count; ++i) {
+      const KeyHash one = sevens.Hash(values[static_cast<size_t>(i)], max_parallelism);
+      REQUIRE(batch[static_cast<size_t>(i)].hash_code == one.hash_code);
+      REQUIRE(batch[static_cast<size_t>(i)].key_group == one.key_group);
+    }
+    numbers.HashBatch(values.data(), count, max_parallelism, batch.data());
+    for (int i = 0; i < count; ++i) {
+      REQUIRE(batch[static_cast<size_t>(i)].key_group ==
+              numbers.Hash(values[static_cast<size_t>(i)], max_parallelism).key_group);
+    }
+    words.HashBatch(records.data(), count, max_parallelism, batch.data());
+    for (int i = 0; i < count; ++i) {
+      const KeyHash one = words.Hash(records[static_cast<size_t>(i)], max_parallelism);
+      REQUIRE(batch[static_cast<size_t>(i)].hash_code == one.hash_code);
+      REQUIRE(batch[static_cast<size_t>(i)].key_group == one.key_group);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace weir

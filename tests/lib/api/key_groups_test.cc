@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <climits>
+#include <vector>
+
 #include "lib/api/key_groups.h"
 
 TEST_CASE("key groups: the same key groups as Flink for int, long and String keys", "[api]") {
@@ -68,4 +71,31 @@ TEST_CASE("key groups: Flink's default max parallelism", "[api]") {
   CHECK(weir::ComputeDefaultMaxParallelism(85) == 128);
   CHECK(weir::ComputeDefaultMaxParallelism(86) == 256);
   CHECK(weir::ComputeDefaultMaxParallelism(30000) == 32768);
+}
+
+TEST_CASE("key groups: a batch's key groups are those of its hash codes one by one", "[api]") {
+  // Hash codes around the edges of the hash's sign handling, and spread over the rest.
+  std::vector<int32_t> codes = {0, 1, -1, 2, -7, 42, INT32_MAX, INT32_MIN, INT32_MIN + 1, INT32_MAX - 1};
+  uint32_t x = 12345;
+  while (codes.size() < 1000) {
+    x = x * 1664525u + 1013904223u;
+    codes.push_back(static_cast<int32_t>(x));
+  }
+  // Powers of two (vectorized where the machine can) and other maximum parallelisms.
+  for (int max_parallelism : {1, 2, 128, 4096, 1 << 15, 3, 100, 32767}) {
+    // Counts below, at and above a vector's width, and with a tail.
+    for (int count : {0, 1, 7, 8, 9, 64, 100, 1000}) {
+      INFO("max parallelism " << max_parallelism << ", " << count << " hashes");
+      std::vector<weir::KeyHash> hashes(static_cast<size_t>(count) + 1);
+      for (int i = 0; i < count; ++i) hashes[static_cast<size_t>(i)] = {codes[static_cast<size_t>(i)], -1};
+      hashes.back() = {77, -5};  // past the end: left alone
+      weir::AssignToKeyGroups(hashes.data(), count, max_parallelism);
+      for (int i = 0; i < count; ++i) {
+        const auto& h = hashes[static_cast<size_t>(i)];
+        REQUIRE(h.hash_code == codes[static_cast<size_t>(i)]);
+        REQUIRE(h.key_group == weir::AssignToKeyGroup(codes[static_cast<size_t>(i)], max_parallelism));
+      }
+      CHECK(hashes.back().key_group == -5);
+    }
+  }
 }
