@@ -13,7 +13,8 @@ namespace {
 }  // namespace
 
 bool KeyGroupsByVector() {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
+  // __builtin_cpu_init first: this may run in a static initializer, before libgcc's.
+  static const bool avx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
   return avx2;
 }
 
