@@ -75,12 +75,12 @@ expect_rc 0
 expect_out_line "  by round, weir/Flink job 1 \| p=1 \| none: 10.0x 8.0x \(median 9.0x, from 8.0x to 10.0x\)"
 pass
 
-check "checkpoint cost and p=2 against p=1 by round: each round's two rows compared, a round one lacks left out"
+check "checkpoint cost and p=2 against p=1 by round and back to back: each figure's two rows compared"
 cat >"$tmp/costs.py" <<'PY'
 import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, sys.argv[1])
-from harness import Run, Scenario, Side, print_costs
+from harness import Run, Scenario, Side, print_back_to_back, print_costs
 base, cp, p2 = (Scenario(f"job | p={p} | {c}", "keyed-sum", p, ms, "records", 1000)
                 for p, c, ms in ((1, "none", 0), (1, "100 ms", 100), (2, "none", 0)))
 weir = Side("weir")
@@ -93,28 +93,15 @@ weir.runs[cp.name] = runs((0, 1100), (2, 2000))
 # p=2 by round: 1000/600, 1000/500 and 2000/1000; the medians say 1000/600.
 weir.runs[p2.name] = runs((0, 600), (1, 500), (2, 1000))
 print_costs([base, cp, p2], [weir])
+# Back to back, each pair's runtime of the second row over the first's: checkpoint costs of
+# 9.1%, 0% and 20%, speed-ups of p=2 of 2, 1.67 and 1.6.
+ratios = {(base.name, cp.name): [1.1, 1.0, 1.25], (base.name, p2.name): [0.5, 0.6, 0.625]}
+print_back_to_back([base, cp, p2], weir, ratios)
 PY
 run python3 "$tmp/costs.py" "$REPO_DIR/tests/bench/vs-flink"
 expect_rc 0
 expect_out_line "  checkpoint cost, job, p=1, every 100 ms: weir \+35.5% \(by round \+4.5%\)"
 expect_out_line "  p=2 against p=1, job, no checkpoints: weir 1.67x \(by round 2.00x\)"
-pass
-
-check "weir's figures from pairs of runs right after each other: the medians of the pairs' figures"
-cat >"$tmp/pairs.py" <<'PY'
-import sys
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, sys.argv[1])
-from harness import Scenario, Side, print_back_to_back
-base, cp, p2 = (Scenario(f"job | p={p} | {c}", "keyed-sum", p, ms, "records", 1000)
-                for p, c, ms in ((1, "none", 0), (1, "100 ms", 100), (2, "none", 0)))
-# Runtimes with checkpoints over without: costs of 9.1%, 0% and 20%; p=2's over p=1's:
-# speed-ups of 2, 1.67 and 1.6.
-ratios = {(base.name, cp.name): [1.1, 1.0, 1.25], (base.name, p2.name): [0.5, 0.6, 0.625]}
-print_back_to_back([base, cp, p2], Side("weir"), ratios)
-PY
-run python3 "$tmp/pairs.py" "$REPO_DIR/tests/bench/vs-flink"
-expect_rc 0
 expect_out_line "  checkpoint cost, job, p=1, every 100 ms: weir \+9.1% \(pairs from \+0.0% to \+20.0%, 3 pairs\)"
 expect_out_line "  p=2 against p=1, job, no checkpoints: weir 1.67x \(pairs from 1.60x to 2.00x, 3 pairs\)"
 pass
