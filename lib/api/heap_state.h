@@ -93,24 +93,14 @@ class KeyedTableKeys {
 
 namespace heap_internal {
 
-// One map per key group from key to a value of type S, whose snapshots are taken
-// without copies: a snapshot pins every group; a pinned group is turned into its
-// canonical rows (Codec) once, by the snapshot writer when it comes to the group or by
-// the task when it is about to change the group first, whichever is earlier; from then
-// on the snapshots read the rows and the task changes the map in place. When keys and
-// values are trivially copyable, the task does not write the rows itself: it copies the
-// group's map as it is (its slot array, far cheaper than rows), and the writer turns
-// the copy into rows on its own thread. Other entries are written as rows by the task:
-// copying them entry by entry, then destroying the copy, costs more than the rows, and
-// on a machine whose cores are all busy the writer's work is not free either.
 // The row buffers of a KeyGroupedMap's groups whose last pin went, kept for the rows of
 // the next snapshot. A group's rows are written at every checkpoint and dropped when the
 // snapshot is done with them; freed, their pages went back to the system in between,
 // and whoever wrote the next rows (for string keys, mostly the task) faulted them in and
 // zeroed them again, every checkpoint. Kept, a buffer also keeps its size, so the next
 // rows' resize writes only what they grow by. Holds at most kMaxBytes of capacity: the
-// rows of larger state are taken and freed as before. Thread-safe: buffers come back
-// on the writer thread and are taken on either.
+// rows of larger state are taken and freed as before. Thread-safe: the task's thread and
+// the snapshot writer's both take buffers and give them back.
 class RowBufferPool {
  public:
   static constexpr size_t kMaxBytes = size_t{32} << 20;
@@ -141,6 +131,16 @@ class RowBufferPool {
   size_t bytes_ = 0;  // the capacity of free_'s buffers
 };
 
+// One map per key group from key to a value of type S, whose snapshots are taken
+// without copies: a snapshot pins every group; a pinned group is turned into its
+// canonical rows (Codec) once, by the snapshot writer when it comes to the group or by
+// the task when it is about to change the group first, whichever is earlier; from then
+// on the snapshots read the rows and the task changes the map in place. When keys and
+// values are trivially copyable, the task does not write the rows itself: it copies the
+// group's map as it is (its slot array, far cheaper than rows), and the writer turns
+// the copy into rows on its own thread. Other entries are written as rows by the task:
+// copying them entry by entry, then destroying the copy, costs more than the rows, and
+// on a machine whose cores are all busy the writer's work is not free either.
 template <class K, class S, class Codec>
 class KeyGroupedMap {
  public:
