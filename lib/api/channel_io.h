@@ -119,18 +119,16 @@ class KeySelectorBase {
 template <class T, class K, class F>
 class KeySelector final : public KeySelectorBase<T> {
  public:
-  explicit KeySelector(F f)
-      : KeySelectorBase<T>(kKeyHashBytes<K>), f_(std::move(f)), key_groups_by_vector_(KeyGroupsByVector()) {}
+  explicit KeySelector(F f) : KeySelectorBase<T>(kKeyHashBytes<K>), f_(std::move(f)) {}
   KeyHash Hash(const T& record, int max_parallelism) const override {
     const int32_t hash_code = KeyHashCode<K>::Of(f_(record));
     return {hash_code, AssignToKeyGroup(hash_code, max_parallelism)};
   }
   void HashBatch(const T* records, int count, int max_parallelism, KeyHash* hashes) const override {
-    if (key_groups_by_vector_ && (max_parallelism & (max_parallelism - 1)) == 0) {
+    if (KeyGroupsByVector(max_parallelism)) {
       // The hash codes first, then their key groups eight at a time: one record's chain of
       // multiplications no longer shares the core's scalar units with the key selector
       // (keyed sum's source with `n % keys`: 2.5 ns a number, against 3.4 one by one).
-      // Other maximum parallelisms take a division per key group, which no vector does.
       for (int i = 0; i < count; ++i) hashes[i].hash_code = KeyHashCode<K>::Of(f_(records[i]));
       AssignToKeyGroups(hashes, count, max_parallelism);
       return;
@@ -140,7 +138,6 @@ class KeySelector final : public KeySelectorBase<T> {
 
  private:
   F f_;
-  bool key_groups_by_vector_;  // KeyGroupsByVector()
 };
 
 // The KeyHash bytes of the records of an edge: 0 unless it is a hash edge (key_selector,

@@ -12,14 +12,14 @@ namespace {
 
 }  // namespace
 
-bool KeyGroupsByVector() {
+bool KeyGroupsByVector(int max_parallelism) {
   // __builtin_cpu_init first: this may run in a static initializer, before libgcc's.
   static const bool avx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
-  return avx2;
+  return avx2 && (max_parallelism & (max_parallelism - 1)) == 0;
 }
 
 void AssignToKeyGroups(KeyHash* hashes, int count, int max_parallelism) {
-  if (KeyGroupsByVector() && (max_parallelism & (max_parallelism - 1)) == 0) {
+  if (KeyGroupsByVector(max_parallelism)) {
     AssignMaskedAvx2(hashes, count, max_parallelism - 1);
     return;
   }

@@ -123,12 +123,14 @@ inline int AssignToKeyGroup(int32_t hash_code, int max_parallelism) {
 }
 
 // hashes[i].key_group = AssignToKeyGroup(hashes[i].hash_code, max_parallelism) for i in
-// [0, count). Where KeyGroupsByVector(), eight at a time with AVX2 vector instructions.
+// [0, count). Where KeyGroupsByVector(max_parallelism), eight at a time with AVX2 vector
+// instructions.
 void AssignToKeyGroups(KeyHash* hashes, int count, int max_parallelism);
-// Whether this machine runs AssignToKeyGroups on vector instructions (AVX2): then the key
-// groups of a batch of keys cost less from it than one by one. Without them, one by one
-// costs less.
-bool KeyGroupsByVector();
+// Whether AssignToKeyGroups runs on vector instructions for this maximum parallelism: the
+// machine has AVX2 and the maximum parallelism is a power of two (any other takes a
+// division per key group, which no vector does). Then the key groups of a batch of keys
+// cost less from it than one by one; otherwise one by one costs less.
+bool KeyGroupsByVector(int max_parallelism);
 
 template <class K>
 int KeyGroupOf(const K& key, int max_parallelism) {
