@@ -34,6 +34,32 @@ TEST_CASE("key groups: String hash codes equal Java's String.hashCode at every l
   }
 }
 
+TEST_CASE("key groups: String hash codes ignore the bytes past the length, and take bytes above 127", "[api]") {
+  auto reference = [](const std::string& s) {
+    uint32_t h = 0;
+    for (unsigned char c : s) h = 31 * h + c;
+    return static_cast<int32_t>(h);
+  };
+  for (size_t len = 0; len <= 20; ++len) {
+    INFO("length " << len);
+    // Shortened in place: the old bytes stay in the buffer past the new length.
+    std::string shortened(20, '\xe9');
+    for (size_t i = 0; i < shortened.size(); ++i) shortened[i] = static_cast<char>(0x80 + i * 5);
+    shortened.resize(len);
+    CHECK(weir::KeyHashCode<std::string>::Of(shortened) == reference(shortened));
+    // Short but held on the heap (its capacity from before).
+    std::string on_heap(100, 'x');
+    on_heap.assign(len, '\xff');
+    CHECK(weir::KeyHashCode<std::string>::Of(on_heap) == reference(on_heap));
+    // Every byte value, in every position of a short string.
+    for (int c = 0; c < 256; c += 17) {
+      std::string mixed(len, 'a');
+      for (size_t i = 0; i < len; ++i) mixed[i] = static_cast<char>((c + 31 * i) & 0xff);
+      CHECK(weir::KeyHashCode<std::string>::Of(mixed) == reference(mixed));
+    }
+  }
+}
+
 TEST_CASE("key groups: ranges cover every group exactly once, and agree with the operator index", "[api]") {
   for (int max_p : {1, 2, 7, 128, 1000, 1024}) {
     for (int p = 1; p <= std::min(max_p, 13); ++p) {
