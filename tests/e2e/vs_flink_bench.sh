@@ -36,6 +36,26 @@ expect_out_line "  checkpoint cost, keyed sum, 2 keys, p=1, every 100 ms: weir [
 # How far to trust the figures: the host's steal time during each side's runs (/proc/stat).
 expect_out_line "  steal, weir's runs: median $number%, max $number% of the machine's CPU time"
 expect_out_line "  steal, Flink's runs: median $number%, max $number% of the machine's CPU time"
+# And how steadily the cores ran wide and narrow code before and after the runs.
+ms='[0-9]+ to [0-9]+ ms \(median [0-9]+, \+[0-9]+%\)'
+expect_out_line "  cores, before the runs: the wide loop $ms, the narrow one $ms, 8 runs each"
+expect_out_line "  cores, after them: the wide loop $ms, the narrow one $ms, 8 runs each"
+pass
+
+check "the core probe: two ranges of milliseconds, and its bad input refused with exit code 2"
+run "$BUILD_DIR/bin/core_share_probe" --runs 2 --scale 0.01
+expect_rc 0
+expect_out_line "wide [0-9]+ [0-9]+ [0-9]+"
+expect_out_line "narrow [0-9]+ [0-9]+ [0-9]+"
+run "$BUILD_DIR/bin/core_share_probe" --runs 0
+expect_rc 2
+expect_err_has "--runs takes a positive whole number"
+run "$BUILD_DIR/bin/core_share_probe" --scale -1
+expect_rc 2
+expect_err_has "--scale takes a positive number"
+run "$BUILD_DIR/bin/core_share_probe" --fast
+expect_rc 2
+expect_err_has "unknown argument '--fast'"
 pass
 
 check "rows whose rounds spread by more than 15% of their median are listed, the others not"

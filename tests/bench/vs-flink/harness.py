@@ -439,12 +439,16 @@ def print_back_to_back(all_scenarios, side, ratios):
 
 # Rounds of one row whose runtimes spread wider than this share of their median are listed.
 SPREAD_NOTED = 0.15
+# Runs of each of core_share_probe's loops, before the rounds and after the last run.
+CORE_PROBE_RUNS = 8
 
 
-def print_noise(all_scenarios, sides):
-    """What the medians hide: the host's steal time during the runs, and the rows whose rounds
-    disagree (a median of rounds that spread widely says little about a small difference)."""
-    lines = []
+def print_noise(all_scenarios, sides, cores=()):
+    """What the medians hide: the host's steal time during the runs, how steadily the cores ran
+    wide code before and after them (`cores`: (when, probe_cores result) pairs), and the rows
+    whose rounds disagree (a median of rounds that spread widely says little about a small
+    difference)."""
+    lines = [cores_line(when, ranges) for when, ranges in cores]
     for side in sides:
         steals = [r.steal_pct for runs in side.runs.values() for r in runs if r.steal_pct is not None]
         if steals:
@@ -468,10 +472,41 @@ def print_noise(all_scenarios, sides):
                              + f" (median {statistics.median(paired):.1f}x, from {min(paired):.1f}x"
                              f" to {max(paired):.1f}x)")
     if lines:
-        print(f"\n(steal: time the host ran other work on this machine's cores, from /proc/stat; spread: rows "
+        print(f"\n(steal: time the host ran other work on this machine's cores, from /proc/stat; cores: "
+              f"build/bin/core_share_probe's two loops of fixed work, pinned to each CPU in turn, a wide one "
+              f"(six independent chains, several instructions a cycle, as weir's task threads run) and a "
+              f"narrow one (one chain): the wide loop slower at some moments while the narrow one holds "
+              f"steady is other work on the same physical core, which slows wide code most and which steal "
+              f"does not show; spread: rows "
               f"whose rounds differ by more than {SPREAD_NOTED * 100:.0f}% of their median; by round: "
               f"weir's speed against Flink's in each round, whose two runs of a row are back to back)")
         print("\n".join(lines))
+
+
+def probe_cores(build):
+    """The ranges of core_share_probe's wide and narrow loops on this machine now, as
+    {"wide": (min, median, max), "narrow": ...} in ms, or a string saying why not."""
+    probe = os.path.join(build, "bin", "core_share_probe")
+    if not os.access(probe, os.X_OK):
+        return f"no {probe}"
+    done = subprocess.run([probe, "--runs", str(CORE_PROBE_RUNS)], capture_output=True, text=True)
+    ranges = {}
+    for line in done.stdout.splitlines():
+        name, *ms = line.split()
+        if len(ms) == 3:
+            ranges[name] = tuple(float(x) for x in ms)
+    if done.returncode != 0 or set(ranges) != {"wide", "narrow"}:
+        return f"core_share_probe failed: {done.stderr.strip() or done.stdout.strip()}"
+    return ranges
+
+
+def cores_line(when, ranges):
+    if isinstance(ranges, str):
+        return f"  cores, {when}: not measured ({ranges})"
+    (wmin, wmed, wmax), (nmin, nmed, nmax) = ranges["wide"], ranges["narrow"]
+    return (f"  cores, {when}: the wide loop {wmin:.0f} to {wmax:.0f} ms (median {wmed:.0f}, "
+            f"+{(wmax - wmin) / wmin * 100:.0f}%), the narrow one {nmin:.0f} to {nmax:.0f} ms "
+            f"(median {nmed:.0f}, +{(nmax - nmin) / nmin * 100:.0f}%), {CORE_PROBE_RUNS} runs each")
 
 
 def machine_line():
@@ -567,6 +602,8 @@ def main():
         if text_words:
             work.append(f"word count {args.text_mb:g} MB, {text_words:,} words in {args.text_dir}")
         print(f"{args.rounds} rounds, sides alternating; " + "; ".join(work))
+        cores = [("before the runs", probe_cores(args.build))]
+        print(cores_line(*cores[0]).strip(), flush=True)
         csv = open(args.csv, "w") if args.csv else None
         if csv:
             csv.write("side,job,parallelism,checkpoint_ms,work,runtime_ms,wall_s,max_rss_mb,cpu_s,checkpoints,"
@@ -586,13 +623,14 @@ def main():
             print(f"weir back to back, {args.weir_pairs} pairs of each figure (runtime of the second row over the first's)",
                   flush=True)
             back_to_back = run_back_to_back(sides[0], todo, args, tmp, index)
+        cores.append(("after them", probe_cores(args.build)))
         print(f"\nMedians of {args.rounds} rounds (M = million per second of job runtime; RSS and CPU "
               f"of the whole process; chk = checkpoints completed), load average "
               f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after:\n")
         print_table(todo, sides)
         print_costs(todo, sides)
         print_back_to_back(todo, sides[0], back_to_back)
-        print_noise(todo, sides)
+        print_noise(todo, sides, cores)
         if "keyed-sum" in args.jobs and not sides[0].impl.has_keys:
             print("\nnote: weir's number_sum has no --keys yet: its 2-key rows use its parity key "
                   "(n mod 2, the same keys)")

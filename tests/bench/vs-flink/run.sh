@@ -5,8 +5,10 @@
 # CPU seconds and checkpoints completed, then the cost of checkpoints and p=2 against p=1
 # (from the medians, by round: the median of each round's figure, and weir's from pairs of
 # runs right after each other), then how far to trust them: the share of the machine's CPU time the host took for other work
-# while the runs ran (steal, on a virtual machine), the rows whose rounds spread widely, and
-# weir's speed against Flink's in each round (whose two runs of a row are back to back).
+# while the runs ran (steal, on a virtual machine), how steadily the cores ran code that issues
+# several instructions a cycle before and after the runs (core_share_probe), the rows whose
+# rounds spread widely, and weir's speed against Flink's in each round (whose two runs of a
+# row are back to back).
 # Prints figures; not a pass/fail test.
 #
 #   tests/bench/vs-flink/run.sh [build-dir] [options]
@@ -71,8 +73,9 @@ if ! flock -n 9; then
   exit 1
 fi
 
-echo "building weir (weir, weir-run, number_sum.so, word_count.so, window_sum.so, libweir_rocksdb.so) in $BUILD"
-cmake --build "$BUILD" --target weir weir-run number_sum word_count window_sum weir_rocksdb >"$BUILD/vs-flink-build.log" 2>&1 ||
+echo "building weir (weir, weir-run, number_sum.so, word_count.so, window_sum.so, libweir_rocksdb.so, core_share_probe) in $BUILD"
+cmake --build "$BUILD" --target weir weir-run number_sum word_count window_sum weir_rocksdb core_share_probe \
+  >"$BUILD/vs-flink-build.log" 2>&1 ||
   { tail -n 20 "$BUILD/vs-flink-build.log" >&2; echo "vs-flink: building weir failed" >&2; exit 1; }
 
 flink_args=()
