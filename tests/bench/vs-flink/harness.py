@@ -492,9 +492,9 @@ def probe_cores(build):
     done = subprocess.run([probe, "--runs", str(CORE_PROBE_RUNS)], capture_output=True, text=True)
     ranges = {}
     for line in done.stdout.splitlines():
-        name, *ms = line.split()
-        if len(ms) == 3:
-            ranges[name] = tuple(float(x) for x in ms)
+        fields = line.split()
+        if len(fields) == 4:
+            ranges[fields[0]] = tuple(float(x) for x in fields[1:])
     if done.returncode != 0 or set(ranges) != {"wide", "narrow"}:
         return f"core_share_probe failed: {done.stderr.strip() or done.stdout.strip()}"
     return ranges
