@@ -5,7 +5,7 @@
 //   narrow: one chain of multiplications and shifts, each step waiting for the last.
 // On a quiet core both take the same time every run. When something else runs on the
 // same physical core (another hyperthread: on a virtual machine, the host's other work),
-// the wide loop slows, by up to three quarters on the VMs this was written on, and the
+// the wide loop slows, by up to three quarters on the Zen 4 VM of the README, and the
 // narrow one does not; steal time does not show it. A benchmark's figures taken at such
 // moments are slower for weir than for code that issues fewer instructions a cycle.
 // Figures only, no pass/fail.
