@@ -5,6 +5,15 @@
 
 #include "lib/api/key_groups.h"
 
+namespace {
+// Java's String.hashCode by its definition, h = 31 * h + c one byte at a time.
+int32_t JavaHashCode(const std::string& s) {
+  uint32_t h = 0;
+  for (unsigned char c : s) h = 31 * h + c;
+  return static_cast<int32_t>(h);
+}
+}  // namespace
+
 TEST_CASE("key groups: the same key groups as Flink for int, long and String keys", "[api]") {
   // Expected values computed on the JVM with Flink's formula
   // MathUtils.murmurHash(key.hashCode()) % 128.
@@ -23,39 +32,32 @@ TEST_CASE("key groups: String hash codes equal Java's String.hashCode at every l
   CHECK(weir::KeyHashCode<std::string>::Of("a") == 97);
   CHECK(weir::KeyHashCode<std::string>::Of("hello") == 99162322);
   CHECK(weir::KeyHashCode<std::string>::Of("the quick brown fox") == 1302335171);
-  // The definition, h = 31 * h + c one byte at a time, for lengths around each step of 4.
+  // The definition (JavaHashCode), for lengths around each step of 4.
   std::string s;
   for (int len = 0; len < 40; ++len) {
-    uint32_t h = 0;
-    for (unsigned char c : s) h = 31 * h + c;
     INFO("length " << len);
-    CHECK(weir::KeyHashCode<std::string>::Of(s) == static_cast<int32_t>(h));
+    CHECK(weir::KeyHashCode<std::string>::Of(s) == JavaHashCode(s));
     s.push_back(static_cast<char>('A' + (len * 7) % 60));
   }
 }
 
 TEST_CASE("key groups: String hash codes ignore the bytes past the length, and take bytes above 127", "[api]") {
-  auto reference = [](const std::string& s) {
-    uint32_t h = 0;
-    for (unsigned char c : s) h = 31 * h + c;
-    return static_cast<int32_t>(h);
-  };
   for (size_t len = 0; len <= 20; ++len) {
     INFO("length " << len);
     // Shortened in place: the old bytes stay in the buffer past the new length.
     std::string shortened(20, '\xe9');
     for (size_t i = 0; i < shortened.size(); ++i) shortened[i] = static_cast<char>(0x80 + i * 5);
     shortened.resize(len);
-    CHECK(weir::KeyHashCode<std::string>::Of(shortened) == reference(shortened));
+    CHECK(weir::KeyHashCode<std::string>::Of(shortened) == JavaHashCode(shortened));
     // Short but held on the heap (its capacity from before).
     std::string on_heap(100, 'x');
     on_heap.assign(len, '\xff');
-    CHECK(weir::KeyHashCode<std::string>::Of(on_heap) == reference(on_heap));
-    // Every byte value, in every position of a short string.
+    CHECK(weir::KeyHashCode<std::string>::Of(on_heap) == JavaHashCode(on_heap));
+    // Bytes from the whole range 0..255, in every position.
     for (int c = 0; c < 256; c += 17) {
       std::string mixed(len, 'a');
       for (size_t i = 0; i < len; ++i) mixed[i] = static_cast<char>((c + 31 * i) & 0xff);
-      CHECK(weir::KeyHashCode<std::string>::Of(mixed) == reference(mixed));
+      CHECK(weir::KeyHashCode<std::string>::Of(mixed) == JavaHashCode(mixed));
     }
   }
 }
