@@ -449,6 +449,17 @@ const ConfigOption kRocksDbMemoryManaged{
                    "their write buffers, bounded by the slot's share of managed memory.",
 };
 
+const ConfigOption kRocksDbValueCacheSize{
+    .key = "state.backend.rocksdb.value-cache.size",
+    .type = OptionType::kMemorySize,
+    .default_value = "16mb",
+    .description = "Values of value, reducing and aggregating state that each rocksdb instance "
+                   "keeps on the heap, as read or written last: a read finds them without "
+                   "RocksDB, and writes go into RocksDB when the cache is full and at each "
+                   "snapshot. About this many bytes per instance, outside managed memory; 0 turns "
+                   "the cache off.",
+};
+
 const ConfigOption kManagedMemorySize{
     .key = "taskmanager.memory.managed.size",
     .type = OptionType::kMemorySize,
@@ -745,6 +756,7 @@ const std::vector<const ConfigOption*>& AllOptions() {
       &kRocksDbBlockCacheSize,
       &kRocksDbWriteBufferSize,
       &kRocksDbMemoryManaged,
+      &kRocksDbValueCacheSize,
       &kManagedMemorySize,
       &kRestartStrategyType,
       &kFixedDelayAttempts,

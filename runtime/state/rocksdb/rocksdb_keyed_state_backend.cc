@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <unordered_map>
 
 #include <rocksdb/db.h>
 #include <rocksdb/perf_level.h>
@@ -311,7 +312,10 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     // an update's instructions with 100 000 keys in the memtable. Nothing reads those
     // counters; the level is per thread, and the task's thread opens its backend.
     rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
-    for (size_t i = 0; i < inst_->states.size(); ++i) by_name_.emplace(inst_->states[i].name, static_cast<int>(i));
+    for (size_t i = 0; i < inst_->states.size(); ++i) {
+      by_name_.emplace(inst_->states[i].name, static_cast<int>(i));
+      AddCache(static_cast<int>(i));
+    }
   }
 
   const char* type() const override { return kBackendName; }
@@ -319,6 +323,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   KeyGroupRange range() const override { return range_; }
 
   std::unique_ptr<AsyncKeyedSnapshot> Snapshot(const SnapshotOptions& options) override {
+    WriteBackCachedValues();
     const bool native = !options.canonical && (options.savepoint || options.incremental);
     if (!native) {
       // Updates overwrite values in the live memtable (inplace_update_support), which
@@ -399,24 +404,44 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     inst_->states.push_back({name, kind});
     const int id = static_cast<int>(inst_->handles.size()) - 1;
     by_name_.emplace(name, id);
+    AddCache(id);
     return id;
   }
 
   void SetCurrentKey(std::string_view key, int key_group) override {
     key_ = KeyGroupPrefix(key_group);
     AppendRowKey(&key_, key);
+    last_cached_ = nullptr;
   }
 
   bool Get(int state, std::string* value) override {
-    rocksdb::Status s = inst_->db->Get(read_, Family(state), key_, value);
-    if (s.IsNotFound()) return false;
-    ThrowIfFailed(s, "reading state");
-    return true;
+    ValueCache* cache = CacheOf(state);
+    if (cache == nullptr) return GetFromDatabase(state, value);
+    if (auto it = cache->entries.find(key_); it != cache->entries.end()) {
+      last_cached_ = &*it;
+      last_cached_state_ = state;
+      if (!it->second.present) return false;
+      value->assign(it->second.value);
+      return true;
+    }
+    const bool found = GetFromDatabase(state, value);
+    Remember(state, *cache, found ? std::string_view(*value) : std::string_view(), found, /*dirty=*/false);
+    return found;
   }
   void Put(int state, std::string_view value) override {
+    if (ValueCache* cache = CacheOf(state)) {
+      Remember(state, *cache, value, /*present=*/true, /*dirty=*/true);
+      return;
+    }
     ThrowIfFailed(inst_->db->Put(write_, Family(state), key_, ToSlice(value)), "writing state");
   }
-  void Delete(int state) override { ThrowIfFailed(inst_->db->Delete(write_, Family(state), key_), "deleting state"); }
+  void Delete(int state) override {
+    if (ValueCache* cache = CacheOf(state)) {
+      Remember(state, *cache, {}, /*present=*/false, /*dirty=*/true);
+      return;
+    }
+    ThrowIfFailed(inst_->db->Delete(write_, Family(state), key_), "deleting state");
+  }
   void Append(int state, std::string_view element) override {
     scratch_.clear();
     AppendVarint(&scratch_, element.size());
@@ -470,6 +495,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   void ForEachKey(int state, const std::function<void(std::string_view key)>& fn) override {
     // Rows are [key group, 2 bytes][varint length][key](+ user key): a key's rows are
     // adjacent, so each key is reported once by comparing with the one before.
+    WriteBackCachedValues();
     std::unique_ptr<rocksdb::Iterator> it(inst_->db->NewIterator(read_, Family(state)));
     std::string previous;
     bool first = true;
@@ -605,6 +631,104 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   }
 
  private:
+  // The value cache: the values of value, reducing and aggregating state (read and
+  // written whole, never merged or iterated by the task) as the task read or wrote them
+  // last, by their RocksDB key, with absent keys remembered as such. A dirty entry is
+  // newer than RocksDB's value. Invariant: RocksDB plus the dirty entries is the state;
+  // every read of RocksDB that is not a point read of one such value (snapshots, key
+  // iteration) first writes the dirty entries back. Over its capacity the cache writes
+  // back and starts empty. Only the task's thread touches it.
+  struct CachedValue {
+    std::string value;
+    bool present = false;
+    bool dirty = false;
+  };
+  using CachedEntry = std::pair<const std::string, CachedValue>;  // stays put in the map
+  struct ValueCache {
+    std::unordered_map<std::string, CachedValue> entries;
+    std::vector<CachedEntry*> dirty;  // each dirty entry once
+  };
+  // What an entry costs besides its key's and value's bytes: the node with its two
+  // strings, the bucket, the allocator's header and its place in the dirty list.
+  static constexpr size_t kCachedEntryOverhead = 120;
+
+  static bool Cacheable(StateKind kind) {
+    return kind == StateKind::kValue || kind == StateKind::kReducing || kind == StateKind::kAggregating;
+  }
+  void AddCache(int state) {
+    const auto s = static_cast<size_t>(state);
+    if (caches_.size() <= s) caches_.resize(s + 1);
+    if (inst_->options.value_cache_bytes > 0 && Cacheable(inst_->states[s].kind)) {
+      caches_[s] = std::make_unique<ValueCache>();
+    }
+  }
+  ValueCache* CacheOf(int state) const { return caches_[static_cast<size_t>(state)].get(); }
+
+  bool GetFromDatabase(int state, std::string* value) {
+    rocksdb::Status s = inst_->db->Get(read_, Family(state), key_, value);
+    if (s.IsNotFound()) return false;
+    ThrowIfFailed(s, "reading state");
+    return true;
+  }
+
+  // Sets the current key's entry of `state`; a write marks it dirty. The entry the last
+  // Get of the same key and state found is set without a second lookup (a read-modify-
+  // write, as every value update is).
+  void Remember(int state, ValueCache& cache, std::string_view value, bool present, bool dirty) {
+    CachedEntry* entry = last_cached_state_ == state ? last_cached_ : nullptr;
+    if (entry == nullptr) {
+      if (cached_bytes_ + key_.size() + value.size() + kCachedEntryOverhead > inst_->options.value_cache_bytes) {
+        WriteBackCachedValues();
+        for (auto& c : caches_) {
+          if (c) c->entries.clear();
+        }
+        cached_bytes_ = 0;
+      }
+      auto [it, inserted] = cache.entries.try_emplace(key_);
+      entry = &*it;
+      if (inserted) cached_bytes_ += key_.size() + kCachedEntryOverhead;
+      last_cached_ = entry;
+      last_cached_state_ = state;
+    }
+    CachedValue& e = entry->second;
+    cached_bytes_ -= e.value.size();
+    e.value.assign(value);
+    cached_bytes_ += e.value.size();
+    e.present = present;
+    if (dirty && !e.dirty) {
+      e.dirty = true;
+      cache.dirty.push_back(entry);
+    }
+  }
+
+  // Writes the dirty entries into RocksDB in one batch; they stay cached, clean. Each
+  // state's entries go in key order: the memtable's skip list then finds where each
+  // goes next to the one before instead of searching from its head.
+  void WriteBackCachedValues() {
+    rocksdb::WriteBatch batch;
+    for (size_t s = 0; s < caches_.size(); ++s) {
+      ValueCache* cache = caches_[s].get();
+      if (cache == nullptr || cache->dirty.empty()) continue;
+      std::sort(cache->dirty.begin(), cache->dirty.end(),
+                [](const CachedEntry* a, const CachedEntry* b) { return a->first < b->first; });
+      for (const CachedEntry* entry : cache->dirty) {
+        const CachedValue& e = entry->second;
+        if (e.present) {
+          batch.Put(Family(static_cast<int>(s)), entry->first, ToSlice(e.value));
+        } else {
+          batch.Delete(Family(static_cast<int>(s)), entry->first);
+        }
+      }
+    }
+    if (batch.Count() == 0) return;
+    ThrowIfFailed(inst_->db->Write(write_, &batch), "writing cached state");
+    for (auto& cache : caches_) {
+      if (cache == nullptr) continue;
+      for (CachedEntry* entry : cache->dirty) entry->second.dirty = false;
+      cache->dirty.clear();
+    }
+  }
+
   static rocksdb::Slice ToSlice(std::string_view v) { return {v.data(), v.size()}; }
   rocksdb::ColumnFamilyHandle* Family(int state) const { return inst_->handles[static_cast<size_t>(state)]; }
   void MapKey(std::string_view user_key) {
@@ -624,6 +748,10 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   std::string map_key_;
   std::string scratch_;
   int64_t snapshots_taken_ = 0;
+  std::vector<std::unique_ptr<ValueCache>> caches_;  // by state id; null: not cached
+  size_t cached_bytes_ = 0;                          // of every cache, as kCachedEntryOverhead counts
+  CachedEntry* last_cached_ = nullptr;               // the current key's entry the last Get found
+  int last_cached_state_ = -1;
 };
 
 std::string SafeName(std::string_view s) {

@@ -10,6 +10,12 @@
 // canonical savepoints are therefore a scan of a RocksDB snapshot in key order,
 // written with KeyGroupsWriter.
 //
+// Values of value, reducing and aggregating state are cached on the heap as the task
+// read or wrote them last (state.backend.rocksdb.value-cache.size): a record whose key
+// is cached costs a hash lookup, not RocksDB's point read and write. Writes reach
+// RocksDB when the cache is full (all of them, then it starts empty) and at the start
+// of every snapshot, so snapshots and key iteration read RocksDB alone.
+//
 // Native snapshots (incremental checkpoints, native savepoints): the synchronous part
 // flushes the memtables and takes a RocksDB checkpoint (hard links) into a local
 // directory; the asynchronous part uploads its files: SST files not part of the last

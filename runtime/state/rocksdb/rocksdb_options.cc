@@ -98,8 +98,10 @@ Result<InstanceOptions> MakeInstanceOptions(const Configuration* config, const s
   WEIR_ASSIGN_OR_RETURN(auto managed, c.GetBool(options::kRocksDbMemoryManaged));
   WEIR_ASSIGN_OR_RETURN(auto managed_size, c.GetMemorySize(options::kManagedMemorySize));
   WEIR_ASSIGN_OR_RETURN(auto local_dirs, c.GetString(options::kRocksDbLocalDir));
+  WEIR_ASSIGN_OR_RETURN(auto value_cache, c.GetMemorySize(options::kRocksDbValueCacheSize));
 
   InstanceOptions o;
+  o.value_cache_bytes = static_cast<size_t>(*value_cache);
   o.db.create_if_missing = true;
   o.db.create_missing_column_families = true;
   o.db.info_log_level = rocksdb::InfoLogLevel::HEADER_LEVEL;
@@ -114,15 +116,18 @@ Result<InstanceOptions> MakeInstanceOptions(const Configuration* config, const s
   ApplyProfile(*profile, &o.db, &o.column_family, &table);
   o.column_family.write_buffer_size = static_cast<size_t>(*write_buffer);
   o.column_family.merge_operator = std::make_shared<ListAppendOperator>();
-  // The per-record cost is the memtable's skiplist: a value update is a point lookup
-  // and an insert, each a walk of cache misses through every version in the memtable.
-  // An update overwrites the key's value in the memtable when it fits (a key holds one
-  // entry there, not one per update: a hot key costs well under a microsecond), and a
-  // whole-key bloom filter lets a lookup of a key that is not in the memtable skip it.
+  // Without the backend's value cache the per-record cost is the memtable's skiplist: a
+  // value update is a point lookup and an insert, each a walk of cache misses through
+  // every version in the memtable. Then an update overwrites the key's value in the
+  // memtable when it fits (a key holds one entry there, not one per update: a hot key
+  // costs well under a microsecond). With the cache a key reaches the memtable once per
+  // snapshot or eviction, in key order: an overwrite in place would cost each of them a
+  // search from the skiplist's head, where an insert starts next to the one before.
+  // A whole-key bloom filter lets a lookup of a key that is not in the memtable skip it.
   // Overwriting in place breaks the point-in-time view of reads that run while the
   // task writes, so a snapshot first switches to a new memtable (see Snapshot()).
   // One writer per instance (the task's thread): no concurrent memtable writes.
-  o.column_family.inplace_update_support = true;
+  o.column_family.inplace_update_support = o.value_cache_bytes == 0;
   o.column_family.memtable_whole_key_filtering = true;
   o.column_family.memtable_prefix_bloom_size_ratio = 0.02;
   o.db.allow_concurrent_memtable_write = false;

@@ -28,6 +28,7 @@ struct InstanceOptions {
   std::shared_ptr<rocksdb::Cache> block_cache;
   std::shared_ptr<rocksdb::WriteBufferManager> write_buffers;
   size_t memory_bound = 0;  // bytes of block cache + write buffers (0: none)
+  size_t value_cache_bytes = 0;  // the backend's cache of whole values (0: none)
 };
 
 // `config` may be null (defaults). `subtask` picks the slot and the local directory.

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -475,4 +476,148 @@ TEST_CASE("rocksdb: full snapshots taken faster than memtables flush wait for th
   KeyedStateHandle last = b->Snapshot(dir.path.string(), Full(kRounds + 1));
   auto restored = Backend::MustOpen("rocksdb", kAll, {last});
   for (int64_t k = 0; k < kRounds * 4; k += 997) CHECK(ValueOf(*restored, k) == 1000 + k);
+}
+
+namespace {
+
+// A byte-level backend opened with `cache` as state.backend.rocksdb.value-cache.size.
+std::unique_ptr<Backend> OpenWithValueCache(const std::string& cache, KeyGroupRange range,
+                                            const std::vector<KeyedStateHandle>& handles = {}) {
+  weir::Configuration config;
+  config.Set(weir::options::kRocksDbValueCacheSize.key, cache);
+  auto b = Backend::Open("rocksdb", range, handles, false, &config);
+  INFO(b.status().ToString());
+  REQUIRE(b.ok());
+  return std::move(*b);
+}
+
+}  // namespace
+
+TEST_CASE("rocksdb: values kept in the value cache reach every snapshot and read back the same at any cache size",
+          "[rocksdb]") {
+  // Off, one entry at a time (each write of another key writes the one before back),
+  // a few dozen entries, and all of them: the state the task reads and every snapshot
+  // must be the model's, whatever is still only in the cache when a snapshot is taken.
+  const std::string cache = GENERATE("0", "1", "4kb", "16mb");
+  INFO("value-cache.size " << cache);
+  ScratchDir dir;
+  auto b = OpenWithValueCache(cache, kAll);
+  weir::BytesKeyedStateBackend& bytes = *b->bytes();
+  const int value = bytes.RegisterState("v", weir::StateKind::kValue);
+  const int sum = bytes.RegisterState("sum", weir::StateKind::kReducing);
+  const int map = bytes.RegisterState("m", weir::StateKind::kMap);
+  using Key = std::pair<int, std::string>;
+  std::map<Key, std::string> values, sums, maps;  // maps: the one user key "u"
+
+  std::mt19937_64 rng(42);
+  constexpr int kKeys = 3000;
+  auto key_at = [&](int i) { return Key{i % 128, "key" + std::to_string(i)}; };
+  struct Taken {
+    KeyedStateHandle handle;
+    std::map<Key, std::string> values, sums, maps;
+  };
+  std::vector<Taken> taken;
+  const std::vector<weir::SnapshotOptions> kinds{Full(1), Incremental(2), CanonicalSavepoint(3), NativeSavepoint(4),
+                                           IncrementalJobFull(5)};
+  std::string got;
+  for (int op = 1; op <= 20000; ++op) {
+    const auto [kg, key] = key_at(static_cast<int>(rng() % kKeys));
+    bytes.SetCurrentKey(key, kg);
+    switch (rng() % 6) {
+      case 0:  // read-modify-write, as ValueState::Update after Value()
+      case 1: {
+        const bool had = bytes.Get(value, &got);
+        REQUIRE(had == values.count({kg, key}) > 0);
+        if (had) REQUIRE(got == values[{kg, key}]);
+        got = std::to_string(op);
+        bytes.Put(value, got);
+        values[{kg, key}] = got;
+        break;
+      }
+      case 2:  // a write without a read
+        bytes.Put(value, "blind " + std::to_string(op));
+        values[{kg, key}] = "blind " + std::to_string(op);
+        break;
+      case 3:  // Clear
+        bytes.Delete(value);
+        values.erase({kg, key});
+        break;
+      case 4: {  // another cached state of the same key, between a read and a write of the first
+        const bool had = bytes.Get(value, &got);
+        REQUIRE(had == values.count({kg, key}) > 0);
+        std::string s;
+        s = bytes.Get(sum, &s) ? s + "+" : "";
+        s += std::to_string(op % 10);
+        bytes.Put(sum, s);
+        sums[{kg, key}] = s;
+        if (had) {
+          bytes.Put(value, got + "'");
+          values[{kg, key}] = got + "'";
+        }
+        break;
+      }
+      default:  // map state: never cached
+        bytes.MapPut(map, "u", std::to_string(op));
+        maps[{kg, key}] = std::to_string(op);
+        break;
+    }
+    if (op % 2500 == 1250) {  // 8 snapshots, the last 1250 operations before the end
+      weir::SnapshotOptions o = kinds[taken.size() % kinds.size()];
+      o.checkpoint_id = static_cast<int64_t>(taken.size()) + 1;
+      taken.push_back({b->Snapshot(dir.path.string(), o), values, sums, maps});
+      if (o.incremental) b->backend().NotifyCheckpointComplete(o.checkpoint_id);
+    }
+  }
+
+  // Key iteration sees the keys whose values are only in the cache, and not the cleared.
+  std::set<std::string> listed;
+  bytes.ForEachKey(value, [&](std::string_view k) { listed.emplace(k); });
+  std::set<std::string> want;
+  for (const auto& [k, v] : values) want.insert(k.second);
+  CHECK(listed == want);
+
+  auto verify = [&](weir::BytesKeyedStateBackend& r, const Taken& t, KeyGroupRange range) {
+    const int rv = r.RegisterState("v", weir::StateKind::kValue);
+    const int rs = r.RegisterState("sum", weir::StateKind::kReducing);
+    const int rm = r.RegisterState("m", weir::StateKind::kMap);
+    std::string g;
+    for (int i = 0; i < kKeys; ++i) {
+      const auto [kg, key] = key_at(i);
+      if (!range.Contains(kg)) continue;
+      INFO("key " << key << " in key group " << kg);
+      r.SetCurrentKey(key, kg);
+      const auto v = t.values.find({kg, key});
+      REQUIRE(r.Get(rv, &g) == (v != t.values.end()));
+      if (v != t.values.end()) CHECK(g == v->second);
+      const auto s = t.sums.find({kg, key});
+      REQUIRE(r.Get(rs, &g) == (s != t.sums.end()));
+      if (s != t.sums.end()) CHECK(g == s->second);
+      const auto m = t.maps.find({kg, key});
+      REQUIRE(r.MapGet(rm, "u", &g) == (m != t.maps.end()));
+      if (m != t.maps.end()) CHECK(g == m->second);
+    }
+  };
+  // The live state, then each snapshot restored whole and into half the key groups
+  // (rescaled), with the same cache.
+  verify(bytes, {{}, values, sums, maps}, kAll);
+  REQUIRE(taken.size() == 8);
+  for (size_t i = 0; i < taken.size(); ++i) {
+    INFO("snapshot " << i + 1);
+    auto whole = OpenWithValueCache(cache, kAll, {taken[i].handle});
+    verify(*whole->bytes(), taken[i], kAll);
+    const KeyGroupRange half{0, kMaxParallelism / 2 - 1};
+    auto rescaled = OpenWithValueCache(cache, half, {taken[i].handle});
+    verify(*rescaled->bytes(), taken[i], half);
+  }
+}
+
+TEST_CASE("rocksdb: a bad value-cache size is refused naming the key", "[rocksdb]") {
+  for (const char* bad : {"lots", "-1", "16 parsecs"}) {
+    INFO(bad);
+    weir::Configuration config;
+    config.Set(weir::options::kRocksDbValueCacheSize.key, bad);
+    auto b = Backend::Open("rocksdb", kAll, {}, false, &config);
+    REQUIRE_FALSE(b.ok());
+    CHECK_THAT(b.status().ToString(), Catch::Contains("state.backend.rocksdb.value-cache.size"));
+  }
 }

@@ -56,3 +56,23 @@ TEST_CASE("rocksdb options: without managed memory, block.cache-size sizes a cac
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.status().message(), Catch::Contains("taskmanager.memory.managed.size"));
 }
+
+TEST_CASE("rocksdb options: value-cache.size sizes the backend's value cache; without it updates overwrite in place",
+          "[rocksdb]") {
+  auto defaults = MakeInstanceOptions(nullptr, "job-d", 0, 1);
+  REQUIRE(defaults.ok());
+  CHECK(defaults->value_cache_bytes == 16 * kMb);
+  CHECK_FALSE(defaults->column_family.inplace_update_support);
+
+  weir::Configuration config;
+  config.Set("state.backend.rocksdb.value-cache.size", "0");
+  auto off = MakeInstanceOptions(&config, "job-d", 0, 1);
+  REQUIRE(off.ok());
+  CHECK(off->value_cache_bytes == 0);
+  CHECK(off->column_family.inplace_update_support);
+
+  config.Set("state.backend.rocksdb.value-cache.size", "1 gb");
+  auto large = MakeInstanceOptions(&config, "job-d", 0, 1);
+  REQUIRE(large.ok());
+  CHECK(large->value_cache_bytes == 1024 * kMb);
+}
