@@ -10,13 +10,13 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
-#include <unordered_map>
 
 #include <rocksdb/db.h>
 #include <rocksdb/perf_level.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
+#include "lib/api/flat_hash_map.h"
 #include "lib/api/heap_state.h"
 #include "lib/api/key_groups_writer.h"
 #include "lib/api/keyed_state_rows.h"
@@ -417,7 +417,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   bool Get(int state, std::string* value) override {
     ValueCache* cache = CacheOf(state);
     if (cache == nullptr) return GetFromDatabase(state, value);
-    if (auto it = cache->entries.find(key_); it != cache->entries.end()) {
+    if (auto it = cache->entries.find(std::string_view(key_)); it != cache->entries.end()) {
       last_cached_ = &*it;
       last_cached_state_ = state;
       if (!it->second.present) return false;
@@ -643,14 +643,25 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     bool present = false;
     bool dirty = false;
   };
-  using CachedEntry = std::pair<const std::string, CachedValue>;  // stays put in the map
-  struct ValueCache {
-    std::unordered_map<std::string, CachedValue> entries;
-    std::vector<CachedEntry*> dirty;  // each dirty entry once
+  struct BytesHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view bytes) const { return std::hash<std::string_view>()(bytes); }
   };
-  // What an entry costs besides its key's and value's bytes: the node with its two
-  // strings, the bucket, the allocator's header and its place in the dirty list.
-  static constexpr size_t kCachedEntryOverhead = 120;
+  // Open addressing in one array: a lookup reads a tag and an entry, where a node-based
+  // map read a bucket and one or two nodes, each a cache miss once the keys outgrow the
+  // caches near the core. Keys of up to 15 bytes (number keys are 11 with their prefix)
+  // and values as short are held in the entry itself.
+  using CacheMap = FlatHashMap<std::string, CachedValue, BytesHash, std::equal_to<>>;
+  using CachedEntry = CacheMap::value_type;  // valid until the next insertion into its map
+  struct ValueCache {
+    CacheMap entries;
+    size_t dirty = 0;  // entries marked dirty
+  };
+  // What an entry costs besides the bytes its key and value hold on the heap: its slot
+  // and tag in an array at most 7/8 full.
+  static constexpr size_t kCachedEntryBytes = CacheMap::kBytesPerEntry * 8 / 7;
+  static constexpr size_t kInlineString = 15;  // what std::string holds without the heap
+  static size_t HeapBytes(size_t n) { return n > kInlineString ? n + 1 : 0; }
 
   static bool Cacheable(StateKind kind) {
     return kind == StateKind::kValue || kind == StateKind::kReducing || kind == StateKind::kAggregating;
@@ -677,27 +688,28 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   void Remember(int state, ValueCache& cache, std::string_view value, bool present, bool dirty) {
     CachedEntry* entry = last_cached_state_ == state ? last_cached_ : nullptr;
     if (entry == nullptr) {
-      if (cached_bytes_ + key_.size() + value.size() + kCachedEntryOverhead > inst_->options.value_cache_bytes) {
+      if (cached_bytes_ + kCachedEntryBytes + HeapBytes(key_.size()) + HeapBytes(value.size()) >
+          inst_->options.value_cache_bytes) {
         WriteBackCachedValues();
         for (auto& c : caches_) {
           if (c) c->entries.clear();
         }
         cached_bytes_ = 0;
       }
-      auto [it, inserted] = cache.entries.try_emplace(key_);
+      auto [it, inserted] = cache.entries.try_emplace(std::string_view(key_));
       entry = &*it;
-      if (inserted) cached_bytes_ += key_.size() + kCachedEntryOverhead;
+      if (inserted) cached_bytes_ += kCachedEntryBytes + HeapBytes(key_.size());
       last_cached_ = entry;
       last_cached_state_ = state;
     }
     CachedValue& e = entry->second;
-    cached_bytes_ -= e.value.size();
+    cached_bytes_ -= HeapBytes(e.value.size());
     e.value.assign(value);
-    cached_bytes_ += e.value.size();
+    cached_bytes_ += HeapBytes(e.value.size());
     e.present = present;
     if (dirty && !e.dirty) {
       e.dirty = true;
-      cache.dirty.push_back(entry);
+      ++cache.dirty;
     }
   }
 
@@ -706,12 +718,17 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   // goes next to the one before instead of searching from its head.
   void WriteBackCachedValues() {
     rocksdb::WriteBatch batch;
+    std::vector<CachedEntry*> dirty;
     for (size_t s = 0; s < caches_.size(); ++s) {
       ValueCache* cache = caches_[s].get();
-      if (cache == nullptr || cache->dirty.empty()) continue;
-      std::sort(cache->dirty.begin(), cache->dirty.end(),
-                [](const CachedEntry* a, const CachedEntry* b) { return a->first < b->first; });
-      for (const CachedEntry* entry : cache->dirty) {
+      if (cache == nullptr || cache->dirty == 0) continue;
+      dirty.clear();
+      dirty.reserve(cache->dirty);
+      for (CachedEntry& entry : cache->entries) {
+        if (entry.second.dirty) dirty.push_back(&entry);
+      }
+      std::sort(dirty.begin(), dirty.end(), [](const CachedEntry* a, const CachedEntry* b) { return a->first < b->first; });
+      for (const CachedEntry* entry : dirty) {
         const CachedValue& e = entry->second;
         if (e.present) {
           batch.Put(Family(static_cast<int>(s)), entry->first, ToSlice(e.value));
@@ -723,9 +740,9 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     if (batch.Count() == 0) return;
     ThrowIfFailed(inst_->db->Write(write_, &batch), "writing cached state");
     for (auto& cache : caches_) {
-      if (cache == nullptr) continue;
-      for (CachedEntry* entry : cache->dirty) entry->second.dirty = false;
-      cache->dirty.clear();
+      if (cache == nullptr || cache->dirty == 0) continue;
+      for (CachedEntry& entry : cache->entries) entry.second.dirty = false;
+      cache->dirty = 0;
     }
   }
 
@@ -749,7 +766,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   std::string scratch_;
   int64_t snapshots_taken_ = 0;
   std::vector<std::unique_ptr<ValueCache>> caches_;  // by state id; null: not cached
-  size_t cached_bytes_ = 0;                          // of every cache, as kCachedEntryOverhead counts
+  size_t cached_bytes_ = 0;                          // of every cache, as kCachedEntryBytes and HeapBytes count
   CachedEntry* last_cached_ = nullptr;               // the current key's entry the last Get found
   int last_cached_state_ = -1;
 };
