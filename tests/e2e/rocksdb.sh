@@ -2,8 +2,9 @@
 # End-to-end: the rocksdb state backend with incremental checkpoints. number_sum runs on
 # weir-runtime with -D state.backend.type=rocksdb -D execution.checkpointing.incremental=true,
 # the runtime is killed with SIGKILL at random moments and the job resubmitted from its
-# newest checkpoint at p=2/1/3 (native incremental state restored, rescaled); the
-# committed output must hold every n exactly once. weir inspect shows the backend, the
+# newest checkpoint at p=2/1/3 (native incremental state restored, rescaled), with the
+# backend's value cache at its default and at one entry (every write of the other key
+# writes the one before into RocksDB); the committed output must hold every n exactly once. weir inspect shows the backend, the
 # format and the shared files. A job switches backends rocksdb -> hashmap -> rocksdb
 # through canonical savepoints with exact output, and a native savepoint restored into
 # the hashmap backend is refused at submission (exit 1, naming format and backend).
@@ -30,15 +31,16 @@ conf=(-D execution.checkpointing.interval=100ms -D "execution.checkpointing.dir=
 rocks=(-D state.backend.type=rocksdb -D execution.checkpointing.incremental=true)
 restore_from=""
 
-# crash_round P: a fresh runtime, number_sum submitted at parallelism P on rocksdb
-# (restored from $restore_from when set), SIGKILL 0.4 to 1.2 s into the run; sets
-# restore_from to the job's checkpoint directory once it holds a complete checkpoint.
+# crash_round P CACHE: a fresh runtime, number_sum submitted at parallelism P on rocksdb
+# with value-cache.size CACHE (restored from $restore_from when set), SIGKILL 0.4 to 1.2 s
+# into the run; sets restore_from to the job's checkpoint directory once it holds a
+# complete checkpoint.
 job_finished=0
 crash_round() {
-  local p="$1" port job
+  local p="$1" cache="$2" port job
   port="$(free_port)"
   start_runtime "$port" "${conf[@]}"
-  local args=(run -d -p "$p" -m "localhost:$port" "${rocks[@]}")
+  local args=(run -d -p "$p" -m "localhost:$port" "${rocks[@]}" -D "state.backend.rocksdb.value-cache.size=$cache")
   [[ -n "$restore_from" ]] && args+=(-s "$restore_from")
   run "$WEIR" "${args[@]}" "$NUMBER_SUM" --count "$count" --rate "$rate" --output "$out"
   expect_rc 0
@@ -60,10 +62,11 @@ crash_round() {
 }
 
 parallelism=(2 2 1 3 3 2)
+caches=(16mb 1 1 16mb 1 16mb)
 for ((k = 0; k < ${#parallelism[@]}; k++)); do
   p="${parallelism[$k]}"
-  check "rocksdb round $((k + 1)) at p=$p${restore_from:+, restored from the newest checkpoint}, then kill -9"
-  crash_round "$p"
+  check "rocksdb round $((k + 1)) at p=$p, value cache ${caches[$k]}${restore_from:+, restored from the newest checkpoint}, then kill -9"
+  crash_round "$p" "${caches[$k]}"
   pass
   ((job_finished)) && break
 done
