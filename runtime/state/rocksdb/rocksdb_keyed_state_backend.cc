@@ -418,6 +418,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     ValueCache* cache = CacheOf(state);
     if (cache == nullptr) return GetFromDatabase(state, value);
     if (auto it = cache->entries.find(std::string_view(key_)); it != cache->entries.end()) {
+      ++hits_since_room_;
       last_cached_ = &*it;
       last_cached_state_ = state;
       if (!it->second.present) return false;
@@ -637,7 +638,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   // newer than RocksDB's value. Invariant: RocksDB plus the dirty entries is the state;
   // every read of RocksDB that is not a point read of one such value (snapshots, key
   // iteration) first writes the dirty entries back. Over its capacity the cache writes
-  // back and starts empty. Only the task's thread touches it.
+  // back and drops half of its entries (MakeRoom). Only the task's thread touches it.
   struct CachedValue {
     std::string value;
     bool present = false;
@@ -688,17 +689,14 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   void Remember(int state, ValueCache& cache, std::string_view value, bool present, bool dirty) {
     CachedEntry* entry = last_cached_state_ == state ? last_cached_ : nullptr;
     if (entry == nullptr) {
-      if (cached_bytes_ + kCachedEntryBytes + HeapBytes(key_.size()) + HeapBytes(value.size()) >
-          inst_->options.value_cache_bytes) {
-        WriteBackCachedValues();
-        for (auto& c : caches_) {
-          if (c) c->entries.clear();
-        }
-        cached_bytes_ = 0;
-      }
+      const size_t adding = kCachedEntryBytes + HeapBytes(key_.size()) + HeapBytes(value.size());
+      if (cached_bytes_ + adding > inst_->options.value_cache_bytes) MakeRoom(adding);
       auto [it, inserted] = cache.entries.try_emplace(std::string_view(key_));
       entry = &*it;
-      if (inserted) cached_bytes_ += kCachedEntryBytes + HeapBytes(key_.size());
+      if (inserted) {
+        cached_bytes_ += kCachedEntryBytes + HeapBytes(key_.size());
+        ++added_since_room_;
+      }
       last_cached_ = entry;
       last_cached_state_ = state;
     }
@@ -710,6 +708,52 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     if (dirty && !e.dirty) {
       e.dirty = true;
       ++cache.dirty;
+    }
+  }
+
+  // Makes room for an entry of `adding` bytes: writes the dirty entries back, then drops
+  // the entries whose key hash has this round's bit set, about half of them (another bit
+  // each round, so that no entry stays for good). Keys taken in a cycle a little longer
+  // than the cache still find about half of theirs, where dropping everything (or the
+  // least recently used) would find none. When the half kept last time found few reads
+  // (the keys far outnumber the cache), or half is not room enough, it drops all; it
+  // tries half again after 1, 2, 4 ... 64 rounds of dropping all, as long as half keeps
+  // failing, so that state far larger than the cache pays for few scans.
+  void MakeRoom(size_t adding) {
+    WriteBackCachedValues();
+    bool keep_half;
+    if (kept_half_) {
+      keep_half = hits_since_room_ * 8 >= added_since_room_;
+      if (keep_half) {
+        drop_all_backoff_ = 1;
+      } else {
+        drop_all_rounds_left_ = drop_all_backoff_;
+        drop_all_backoff_ = std::min(drop_all_backoff_ * 2, 64);
+      }
+    } else {
+      keep_half = drop_all_rounds_left_ == 0;
+      if (!keep_half) --drop_all_rounds_left_;
+    }
+    kept_half_ = keep_half;
+    hits_since_room_ = 0;
+    added_since_room_ = 0;
+    const size_t bit = size_t{1} << (evictions_++ % 64);
+    for (auto& c : caches_) {
+      if (c == nullptr || !keep_half) continue;
+      for (auto it = c->entries.begin(); it != c->entries.end();) {
+        if ((BytesHash()(it->first) & bit) == 0) {
+          ++it;
+          continue;
+        }
+        cached_bytes_ -= kCachedEntryBytes + HeapBytes(it->first.size()) + HeapBytes(it->second.value.size());
+        it = c->entries.erase(it);
+      }
+    }
+    if (!keep_half || cached_bytes_ + adding > inst_->options.value_cache_bytes) {
+      for (auto& c : caches_) {
+        if (c) c->entries.clear();
+      }
+      cached_bytes_ = 0;
     }
   }
 
@@ -781,6 +825,12 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   int64_t snapshots_taken_ = 0;
   std::vector<std::unique_ptr<ValueCache>> caches_;  // by state id; null: not cached
   size_t cached_bytes_ = 0;                          // of every cache, as kCachedEntryBytes and HeapBytes count
+  uint64_t evictions_ = 0;                           // MakeRoom's rounds
+  uint64_t hits_since_room_ = 0;                     // reads that found their entry, since MakeRoom
+  uint64_t added_since_room_ = 0;                    // entries added since MakeRoom
+  bool kept_half_ = false;                           // whether MakeRoom's last round kept half
+  int drop_all_rounds_left_ = 0;                     // before MakeRoom tries half again
+  int drop_all_backoff_ = 1;
   CachedEntry* last_cached_ = nullptr;               // the current key's entry the last Get found
   int last_cached_state_ = -1;
 };

@@ -13,7 +13,8 @@
 // Values of value, reducing and aggregating state are cached on the heap as the task
 // read or wrote them last (state.backend.rocksdb.value-cache.size): a record whose key
 // is cached costs a hash lookup, not RocksDB's point read and write. Writes reach
-// RocksDB when the cache is full (all of them, then it starts empty) and at the start
+// RocksDB when the cache is full (all of them; then about half of the entries, or all,
+// make room) and at the start
 // of every snapshot, so snapshots and key iteration read RocksDB alone.
 //
 // Native snapshots (incremental checkpoints, native savepoints): the synchronous part
