@@ -771,7 +771,6 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     };
     rocksdb::WriteBatch batch;
     std::vector<Dirty> dirty;
-    size_t written = 0;
     for (size_t s = 0; s < caches_.size(); ++s) {
       ValueCache* cache = caches_[s].get();
       if (cache == nullptr || cache->dirty == 0) continue;
@@ -794,9 +793,8 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
           batch.Delete(Family(static_cast<int>(s)), entry.first);
         }
       }
-      written = dirty.size();
     }
-    if (written == 0) return;
+    if (dirty.empty()) return;
     ThrowIfFailed(inst_->db->Write(write_, &batch), "writing cached state");
     for (const Dirty& d : dirty) d.entry->second.dirty = false;
     for (auto& cache : caches_) {
