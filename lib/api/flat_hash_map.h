@@ -40,6 +40,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "lib/common/prefetch.h"
 #include "lib/common/table_memory.h"
 
 namespace weir {
@@ -277,20 +278,7 @@ class FlatHashMap {
     return At(i);
   }
 
-  // GCC finds a function whose only effect is __builtin_prefetch free of side effects
-  // and drops the calls to it once it is not inlined; an asm statement it keeps.
-  static void PrefetchLine(const char* p) {
-#if defined(__x86_64__)
-    asm volatile("prefetcht0 %0" : : "m"(*p));
-#else
-    __builtin_prefetch(p);
-#endif
-  }
-  void PrefetchEntryAt(size_t i) const {
-    const char* entry = reinterpret_cast<const char*>(entries() + i);
-    PrefetchLine(entry);
-    if (reinterpret_cast<uintptr_t>(entry) % 64 + sizeof(Entry) > 64) PrefetchLine(entry + sizeof(Entry) - 1);
-  }
+  void PrefetchEntryAt(size_t i) const { PrefetchObject(entries() + i, sizeof(Entry)); }
   static constexpr size_t kMinSlots = 8;
 
   template <class Q>

@@ -13,6 +13,7 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/perf_level.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
@@ -22,6 +23,7 @@
 #include "lib/api/keyed_state_rows.h"
 #include "lib/common/hash.h"
 #include "lib/common/ids.h"
+#include "lib/common/prefetch.h"
 #include "lib/common/string_util.h"
 #include "lib/format/key_groups_reader.h"
 #include "lib/fs/file_system.h"
@@ -323,7 +325,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   KeyGroupRange range() const override { return range_; }
 
   std::unique_ptr<AsyncKeyedSnapshot> Snapshot(const SnapshotOptions& options) override {
-    WriteBackCachedValues();
+    WriteBackCachedValues(WriteBack::kFiles);
     const bool native = !options.canonical && (options.savepoint || options.incremental);
     if (!native) {
       // Updates overwrite values in the live memtable (inplace_update_support), which
@@ -757,19 +759,54 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     }
   }
 
-  // Writes the dirty entries into RocksDB in one batch; they stay cached, clean. Each
-  // state's entries go in key order: the memtable's skip list then finds where each
-  // goes next to the one before instead of searching from its head.
-  void WriteBackCachedValues() {
-    // Sorted by the key's first 8 bytes as a big-endian number, then by the whole key:
-    // the same order as comparing the keys' bytes, with most comparisons made on the
-    // numbers alone.
+  // How dirty entries reach RocksDB.
+  // kFiles, for snapshots: each state's entries in a sorted file that its column family
+  // takes in whole (ingestion). A snapshot makes a file of them anyway: through the
+  // memtable they would be inserted into its skip list, then read out of it into the same
+  // file by the flush the snapshot waits for (100 k keys changed every 100 ms: the job took
+  // 1.75 times as long).
+  // kMemtable, for evictions and key iteration: in one write batch, each state's entries
+  // in key order (the skip list finds where each goes next to the one before). A file
+  // per eviction would pile up small files at level 0 that every read of a key not
+  // cached searches (1 M keys taken in turn: 1.39 times as long).
+  enum class WriteBack { kMemtable, kFiles };
+
+  // Entries written back in key order are read in no order from the cache's array: each
+  // a miss of the caches near the core, and of the TLB. Loaded this many ahead, several
+  // are on their way at a time instead of one.
+  static constexpr size_t kPrefetchAhead = 16;
+  template <typename DirtyList>
+  static void Prefetch(const DirtyList& dirty, size_t i) {
+    if (i < dirty.size()) PrefetchObject(dirty[i].entry, sizeof(CachedEntry));
+  }
+
+  // Writes the dirty entries into RocksDB; they stay cached, clean.
+  void WriteBackCachedValues(WriteBack how = WriteBack::kMemtable) {
+    // Sorted by the key's first 16 bytes as two big-endian numbers, then by the whole
+    // key: the same order as comparing the keys' bytes, with the comparisons of keys of
+    // up to 16 bytes (number keys are 11 with their prefix) made on the numbers alone,
+    // without reading the entries, which lie scattered over the cache's array.
     struct Dirty {
-      uint64_t prefix;
+      uint64_t high, low;
       CachedEntry* entry;
-      bool operator<(const Dirty& o) const { return prefix != o.prefix ? prefix < o.prefix : entry->first < o.entry->first; }
+      bool operator<(const Dirty& o) const {
+        if (high != o.high) return high < o.high;
+        if (low != o.low) return low < o.low;
+        return entry->first < o.entry->first;
+      }
     };
     rocksdb::WriteBatch batch;
+    std::vector<rocksdb::IngestExternalFileArg> files;
+    // Whatever happens, no file is left behind (a file taken in was moved away).
+    struct RemoveFiles {
+      const std::vector<rocksdb::IngestExternalFileArg>& files;
+      ~RemoveFiles() {
+        std::error_code ec;
+        for (const auto& arg : files) {
+          for (const auto& path : arg.external_files) stdfs::remove(path, ec);
+        }
+      }
+    } remove_files{files};
     std::vector<Dirty> dirty;
     for (size_t s = 0; s < caches_.size(); ++s) {
       ValueCache* cache = caches_[s].get();
@@ -778,24 +815,50 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
       const size_t first = dirty.size();
       for (CachedEntry& entry : cache->entries) {
         if (!entry.second.dirty) continue;
-        uint8_t bytes[8] = {};
-        std::memcpy(bytes, entry.first.data(), std::min<size_t>(entry.first.size(), 8));
-        uint64_t prefix = 0;
-        for (uint8_t b : bytes) prefix = prefix << 8 | b;
-        dirty.push_back({prefix, &entry});
+        uint8_t bytes[16] = {};
+        std::memcpy(bytes, entry.first.data(), std::min<size_t>(entry.first.size(), 16));
+        uint64_t high = 0, low = 0;
+        for (int i = 0; i < 8; ++i) high = high << 8 | bytes[i];
+        for (int i = 8; i < 16; ++i) low = low << 8 | bytes[i];
+        dirty.push_back({high, low, &entry});
       }
       std::sort(dirty.begin() + static_cast<std::ptrdiff_t>(first), dirty.end());
-      for (size_t i = first; i < dirty.size(); ++i) {
-        const CachedEntry& entry = *dirty[i].entry;
-        if (entry.second.present) {
-          batch.Put(Family(static_cast<int>(s)), entry.first, ToSlice(entry.second.value));
-        } else {
-          batch.Delete(Family(static_cast<int>(s)), entry.first);
+      if (how == WriteBack::kMemtable) {
+        for (size_t i = first; i < dirty.size(); ++i) {
+          Prefetch(dirty, i + kPrefetchAhead);
+          const CachedEntry& entry = *dirty[i].entry;
+          if (entry.second.present) {
+            batch.Put(Family(static_cast<int>(s)), entry.first, ToSlice(entry.second.value));
+          } else {
+            batch.Delete(Family(static_cast<int>(s)), entry.first);
+          }
         }
+        continue;
       }
+      rocksdb::IngestExternalFileArg& arg = files.emplace_back();
+      arg.column_family = Family(static_cast<int>(s));
+      arg.options.move_files = true;
+      arg.options.write_global_seqno = false;  // the sequence number goes into the manifest; the file stays as written
+      const std::string& path = arg.external_files.emplace_back(
+          (stdfs::path(inst_->dir) / ("ingest-" + std::to_string(++files_written_) + ".sst")).string());
+      rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), rocksdb::Options(inst_->options.db, inst_->options.column_family),
+                                    arg.column_family, /*invalidate_page_cache=*/false);
+      ThrowIfFailed(writer.Open(path), "writing cached state to a file");
+      for (size_t i = first; i < dirty.size(); ++i) {
+        Prefetch(dirty, i + kPrefetchAhead);
+        const CachedEntry& entry = *dirty[i].entry;
+        ThrowIfFailed(entry.second.present ? writer.Put(entry.first, ToSlice(entry.second.value))
+                                           : writer.Delete(entry.first),
+                      "writing cached state to a file");
+      }
+      ThrowIfFailed(writer.Finish(), "writing cached state to a file");
     }
     if (dirty.empty()) return;
-    ThrowIfFailed(inst_->db->Write(write_, &batch), "writing cached state");
+    if (how == WriteBack::kMemtable) {
+      ThrowIfFailed(inst_->db->Write(write_, &batch), "writing cached state");
+    } else {
+      ThrowIfFailed(inst_->db->IngestExternalFiles(files), "taking cached state in from files");
+    }
     for (const Dirty& d : dirty) d.entry->second.dirty = false;
     for (auto& cache : caches_) {
       if (cache) cache->dirty = 0;
@@ -821,6 +884,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   std::string map_key_;
   std::string scratch_;
   int64_t snapshots_taken_ = 0;
+  int64_t files_written_ = 0;  // by WriteBackCachedValues(kFiles), naming them
   std::vector<std::unique_ptr<ValueCache>> caches_;  // by state id; null: not cached
   size_t cached_bytes_ = 0;                          // of every cache, as kCachedEntryBytes and HeapBytes count
   uint64_t evictions_ = 0;                           // MakeRoom's rounds
