@@ -99,6 +99,12 @@ class BytesKeyedStateBackend : public KeyedStateBackend {
   virtual int RegisterState(const std::string& name, StateKind kind) = 0;
   // The current key (serialized) and its key group, for the calls that follow.
   virtual void SetCurrentKey(std::string_view key, int key_group) = 0;
+  // Whether PrefetchKey is worth its cost now: the state it loads ahead is held in
+  // memory too large for the core's caches (asked once per buffer of records).
+  virtual bool PrefetchPays() { return false; }
+  // Starts loading what reading the state of `key` (serialized) in `key_group` reads
+  // first, a few records before it becomes the current key (a hint; changes nothing).
+  virtual void PrefetchKey(std::string_view key, int key_group) {}
 
   // Value, reducing and aggregating state, and whole lists (see keyed_state_rows.h).
   virtual bool Get(int state, std::string* value) = 0;

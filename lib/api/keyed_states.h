@@ -232,9 +232,12 @@ class KeyedStates {
   }
   const K& current_key() const { return bytes_ ? current_key_ : heap_->current_key(); }
   int max_parallelism() const { return max_parallelism_; }
-  // Prefetching of state entries (see KeyedInput): on the heap only.
-  bool PrefetchPays() { return !bytes_ && heap_->PrefetchPays(); }
+  // Prefetching of state entries (see KeyedInput). On the heap by the keys' hash codes;
+  // in a byte-level backend by each key's bytes (PrefetchKey).
+  bool PrefetchPays() { return bytes_ ? bytes_->PrefetchPays() : heap_->PrefetchPays(); }
+  bool prefetches_bytes() const { return bytes_ != nullptr; }
   void Prefetch(const KeyHash* next, int n, const KeyHash* soon, int m) const { heap_->Prefetch(next, n, soon, m); }
+  void PrefetchKey(const K& key, int key_group) { bytes_->PrefetchKey(SerializeInto(key, &prefetch_bytes_), key_group); }
 
   KeyedStateBackend& backend() { return bytes_ ? static_cast<KeyedStateBackend&>(*bytes_) : *heap_; }
 
@@ -305,6 +308,7 @@ class KeyedStates {
   KeyGroupRange range_;
   K current_key_{};
   Bytes key_bytes_;
+  Bytes prefetch_bytes_;  // PrefetchKey's serialized key
   std::map<std::string, std::unique_ptr<bytes_internal::StateBase>> states_;
 };
 
@@ -339,7 +343,11 @@ class PreparedKeys {
         place.key_group = AssignToKeyGroup(place.hash_code, states.max_parallelism());
       }
     }
-    states.Prefetch(&places_[first_slot], count, &places_[prepared_first_], prepared_count_);
+    if (states.prefetches_bytes()) {
+      for (int i = first_slot; i < first_slot + count; ++i) states.PrefetchKey(*slots_[i].key, places_[i].key_group);
+    } else {
+      states.Prefetch(&places_[first_slot], count, &places_[prepared_first_], prepared_count_);
+    }
     prepared_first_ = first_slot;
     prepared_count_ = count;
   }

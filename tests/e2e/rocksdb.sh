@@ -9,7 +9,8 @@
 # through canonical savepoints with exact output, and a native savepoint restored into
 # the hashmap backend is refused at submission (exit 1, naming format and backend).
 # `weir checkpoint --full` on an incremental job uploads all of its state; a CONFIGURED
-# one is incremental.
+# one is incremental. With more keys than a core's caches hold, records read ahead and
+# their cached values prefetched, the output is exact too.
 #
 #   bash tests/e2e/rocksdb.sh [build-dir]
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" "$@"
@@ -257,6 +258,19 @@ done
 [[ -n "$incremental" ]] || fail "no CONFIGURED checkpoint was incremental (the last wrote $conf_written of $conf_state bytes)"
 run "$WEIR" cancel "${m[@]}" "$job"
 expect_rc 0
+pass
+
+# Above PrefetchStateBytes (2.5 times a core's L2) of cached values the keyed operator
+# reads records ahead and the backend prefetches their cached values by the keys' bytes.
+l2="$(getconf LEVEL2_CACHE_SIZE 2>/dev/null || true)"
+[[ "$l2" =~ ^[1-9][0-9]*$ ]] || l2=$((1 << 20))
+many=$((l2 * 5 / 2 * 2 / 86))  # twice that, at 86 bytes a cached number key
+check "number_sum --keys $many on rocksdb, its cached values prefetched: every running sum committed exactly"
+run "$WEIR" run -p 1 -D "rest.port=$(free_port)" "${rocks[@]}" "${conf[@]}" "$NUMBER_SUM" --count $((many * 3)) \
+  --keys "$many" --output "$tmp/out-many"
+expect_rc 0
+expected_number_sum $((many * 3)) "$tmp/expected-many" "$many"
+expect_committed "$tmp/expected-many" "$tmp/out-many" "number_sum --keys $many"
 pass
 
 finish

@@ -416,6 +416,18 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     last_cached_ = nullptr;
   }
 
+  // Loads ahead the slot where the lookup of the key's cached values starts, in each
+  // cache: with more cached than the core's caches hold, each lookup is a miss otherwise.
+  bool PrefetchPays() override { return cached_bytes_ >= prefetch_bytes_; }
+  void PrefetchKey(std::string_view key, int key_group) override {
+    prefetch_key_ = KeyGroupPrefix(key_group);
+    AppendRowKey(&prefetch_key_, key);
+    const size_t hash = BytesHash()(prefetch_key_);
+    for (const auto& cache : caches_) {
+      if (cache) cache->entries.PrefetchSlots(hash);
+    }
+  }
+
   bool Get(int state, std::string* value) override {
     ValueCache* cache = CacheOf(state);
     if (cache == nullptr) return GetFromDatabase(state, value);
@@ -881,6 +893,8 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   rocksdb::WriteOptions write_;
   rocksdb::ReadOptions read_;
   std::string key_;
+  std::string prefetch_key_;  // PrefetchKey's, as key_
+  const size_t prefetch_bytes_ = PrefetchStateBytes();
   std::string map_key_;
   std::string scratch_;
   int64_t snapshots_taken_ = 0;
