@@ -497,7 +497,8 @@ TEST_CASE("rocksdb: values kept in the value cache reach every snapshot and read
           "[rocksdb]") {
   // Off, one entry at a time (each write of another key writes the one before back),
   // a few dozen entries, and all of them: the state the task reads and every snapshot
-  // must be the model's, whatever is still only in the cache when a snapshot is taken.
+  // must be the model's, whatever is still only in the cache when a snapshot is taken,
+  // and whether the snapshot writes it back through the memtable or as files.
   const std::string cache = GENERATE("0", "1", "4kb", "16mb");
   INFO("value-cache.size " << cache);
   ScratchDir dir;
@@ -510,7 +511,7 @@ TEST_CASE("rocksdb: values kept in the value cache reach every snapshot and read
   std::map<Key, std::string> values, sums, maps;  // maps: the one user key "u"
 
   std::mt19937_64 rng(42);
-  constexpr int kKeys = 3000;
+  constexpr int kKeys = 10000;
   auto key_at = [&](int i) { return Key{i % 128, "key" + std::to_string(i)}; };
   struct Taken {
     KeyedStateHandle handle;
@@ -562,6 +563,16 @@ TEST_CASE("rocksdb: values kept in the value cache reach every snapshot and read
         break;
     }
     if (op % 2500 == 1250) {  // 8 snapshots, the last 1250 operations before the end
+      if (taken.size() % 2 == 1) {
+        // Every key written: more dirty entries than a snapshot writes through the
+        // memtable (they go in as files) where the cache holds them all.
+        for (int i = 0; i < kKeys; ++i) {
+          const auto [bkg, bkey] = key_at(i);
+          bytes.SetCurrentKey(bkey, bkg);
+          bytes.Put(value, "bulk " + std::to_string(op));
+          values[{bkg, bkey}] = "bulk " + std::to_string(op);
+        }
+      }
       weir::SnapshotOptions o = kinds[taken.size() % kinds.size()];
       o.checkpoint_id = static_cast<int64_t>(taken.size()) + 1;
       taken.push_back({b->Snapshot(dir.path.string(), o), values, sums, maps});
@@ -630,7 +641,7 @@ TEST_CASE("rocksdb: a snapshot takes the cached writes in as files, deletions al
   auto opened = Backend::Open("rocksdb", kAll, {}, false, &config);
   REQUIRE(opened.ok());
   Backend& b = **opened;
-  constexpr int64_t kKeys = 5000;
+  constexpr int64_t kKeys = 20000;  // halves of it, too, more than a snapshot writes through the memtable
   SetValues(b, 0, kKeys, 1, 100);
   const KeyedStateHandle all = b.Snapshot(dir.path.string(), Incremental(1));
   b.backend().NotifyCheckpointComplete(1);
