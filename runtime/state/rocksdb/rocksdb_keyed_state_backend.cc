@@ -57,6 +57,13 @@ std::string KeyGroupPrefix(int key_group) {
   return {static_cast<char>((key_group >> 8) & 0xff), static_cast<char>(key_group & 0xff)};
 }
 
+// The RocksDB key of `key`'s value (and the first bytes of its map entries) in a state:
+// [key group][the key's row key] (keyed_state_rows.h).
+void SetStateKey(std::string* out, std::string_view key, int key_group) {
+  *out = KeyGroupPrefix(key_group);
+  AppendRowKey(out, key);
+}
+
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -411,8 +418,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   }
 
   void SetCurrentKey(std::string_view key, int key_group) override {
-    key_ = KeyGroupPrefix(key_group);
-    AppendRowKey(&key_, key);
+    SetStateKey(&key_, key, key_group);
     last_cached_ = nullptr;
   }
 
@@ -420,8 +426,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   // cache: with more cached than the core's caches hold, each lookup is a miss otherwise.
   bool PrefetchPays() override { return cached_bytes_ >= prefetch_bytes_; }
   void PrefetchKey(std::string_view key, int key_group) override {
-    prefetch_key_ = KeyGroupPrefix(key_group);
-    AppendRowKey(&prefetch_key_, key);
+    SetStateKey(&prefetch_key_, key, key_group);
     const size_t hash = BytesHash()(prefetch_key_);
     for (const auto& cache : caches_) {
       if (cache) cache->entries.PrefetchSlots(hash);
