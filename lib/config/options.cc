@@ -452,12 +452,24 @@ const ConfigOption kRocksDbMemoryManaged{
 const ConfigOption kRocksDbValueCacheSize{
     .key = "state.backend.rocksdb.value-cache.size",
     .type = OptionType::kMemorySize,
-    .default_value = "16mb",
     .description = "Values of value, reducing and aggregating state that each rocksdb instance "
                    "keeps on the heap, as read or written last: a read finds them without "
                    "RocksDB, and writes go into RocksDB when the cache is full and at each "
-                   "snapshot. About this many bytes per instance, outside managed memory; 0 turns "
-                   "the cache off.",
+                   "snapshot. At most this many bytes per instance; 0 turns the cache off. Unset: "
+                   "16mb per instance without managed memory; with it, the slot's value-cache "
+                   "share of managed memory (state.backend.rocksdb.memory.value-cache-ratio).",
+};
+
+const ConfigOption kRocksDbValueCacheRatio{
+    .key = "state.backend.rocksdb.memory.value-cache-ratio",
+    .type = OptionType::kDouble,
+    .default_value = "0.5",
+    .description = "With managed memory, the share of a slot's managed memory that the value "
+                   "caches of its rocksdb instances may take together. Their bytes are charged "
+                   "to the slot's block cache, as the write buffers' are, so that all of "
+                   "rocksdb's memory stays within the slot's share; 0 turns the caches off.",
+    .min_value = 0.0,
+    .max_value = 0.9,
 };
 
 const ConfigOption kManagedMemorySize{
@@ -757,6 +769,7 @@ const std::vector<const ConfigOption*>& AllOptions() {
       &kRocksDbWriteBufferSize,
       &kRocksDbMemoryManaged,
       &kRocksDbValueCacheSize,
+      &kRocksDbValueCacheRatio,
       &kManagedMemorySize,
       &kRestartStrategyType,
       &kFixedDelayAttempts,

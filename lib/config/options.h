@@ -63,7 +63,8 @@ extern const ConfigOption kRocksDbPredefinedOptions; // ...predefined-options (D
 extern const ConfigOption kRocksDbBlockCacheSize;    // ...block.cache-size (8mb)
 extern const ConfigOption kRocksDbWriteBufferSize;   // ...writebuffer.size (64mb)
 extern const ConfigOption kRocksDbMemoryManaged;     // ...memory.managed (true)
-extern const ConfigOption kRocksDbValueCacheSize;    // ...value-cache.size (16mb)
+extern const ConfigOption kRocksDbValueCacheSize;    // ...value-cache.size (unset)
+extern const ConfigOption kRocksDbValueCacheRatio;   // ...memory.value-cache-ratio (0.5)
 extern const ConfigOption kManagedMemorySize;        // taskmanager.memory.managed.size (128mb)
 
 // --- restart strategies ---

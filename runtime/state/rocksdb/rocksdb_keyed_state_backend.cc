@@ -35,6 +35,7 @@ namespace {
 
 namespace stdfs = std::filesystem;
 using rocksdb_backend::InstanceOptions;
+using rocksdb_backend::ValueCacheMemory;
 
 constexpr char kBackendName[] = "rocksdb";
 constexpr char kColumnFamilyPrefix[] = "state/";
@@ -310,11 +311,55 @@ class NativeSnapshot final : public AsyncKeyedSnapshot {
   std::shared_ptr<UploadedFiles> uploads_;
 };
 
+// What the value caches of one backend may hold: chunks of ValueCacheMemory taken as
+// they grow, up to the instance's bound, and given back when they shrink (so that the
+// other instances of a slot may grow) and when the backend goes. The task's thread only.
+class ValueCacheBudget {
+ public:
+  ValueCacheBudget(std::shared_ptr<ValueCacheMemory> memory, size_t most) : memory_(std::move(memory)), most_(most) {}
+  ~ValueCacheBudget() {
+    if (memory_) memory_->GiveBack(chunks_);
+  }
+  ValueCacheBudget(const ValueCacheBudget&) = delete;
+  ValueCacheBudget& operator=(const ValueCacheBudget&) = delete;
+
+  // Whether the caches may hold `bytes`, taking chunks for them when there are any.
+  bool Fits(size_t bytes) {
+    if (bytes <= limit_) [[likely]] return true;
+    return Grow(bytes);
+  }
+  // Gives back the chunks that holding `bytes` does not need.
+  void ShrinkTo(size_t bytes) {
+    const size_t needed = (bytes + kChunk - 1) / kChunk;
+    if (needed >= chunks_) return;
+    memory_->GiveBack(chunks_ - needed);
+    chunks_ = needed;
+    limit_ = std::min(chunks_ * kChunk, most_);
+  }
+  size_t limit() const { return limit_; }
+
+ private:
+  static constexpr size_t kChunk = ValueCacheMemory::kChunk;
+  [[gnu::noinline]] bool Grow(size_t bytes) {
+    while (limit_ < bytes && chunks_ * kChunk < most_ && memory_ && memory_->TakeChunk()) {
+      ++chunks_;
+      limit_ = std::min(chunks_ * kChunk, most_);
+    }
+    return bytes <= limit_;
+  }
+
+  std::shared_ptr<ValueCacheMemory> memory_;  // null: no cache
+  size_t most_;                               // the instance's bound
+  size_t chunks_ = 0;
+  size_t limit_ = 0;  // what the chunks taken hold, at most most_
+};
+
 class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
  public:
   RocksDbKeyedStateBackend(std::shared_ptr<Instance> inst, int max_parallelism, KeyGroupRange range)
       : inst_(std::move(inst)), max_parallelism_(max_parallelism), range_(range),
-        backend_id_(Id16::Generate().ToHex()), uploads_(std::make_shared<UploadedFiles>()) {
+        backend_id_(Id16::Generate().ToHex()), uploads_(std::make_shared<UploadedFiles>()),
+        cache_budget_(inst_->options.value_cache_memory, inst_->options.value_cache_bytes) {
     write_.disableWAL = true;  // state is recovered from checkpoints, as in Flink
     // RocksDB counts every key comparison in a thread-local perf context by default
     // (PerfLevel kEnableCount): three thread-local lookups per comparison, a sixth of
@@ -689,7 +734,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   void AddCache(int state) {
     const auto s = static_cast<size_t>(state);
     if (caches_.size() <= s) caches_.resize(s + 1);
-    if (inst_->options.value_cache_bytes > 0 && Cacheable(inst_->states[s].kind)) {
+    if (inst_->options.value_cache_memory && inst_->options.value_cache_bytes > 0 && Cacheable(inst_->states[s].kind)) {
       caches_[s] = std::make_unique<ValueCache>();
     }
   }
@@ -709,7 +754,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     CachedEntry* entry = last_cached_state_ == state ? last_cached_ : nullptr;
     if (entry == nullptr) {
       const size_t adding = kCachedEntryBytes + HeapBytes(key_.size()) + HeapBytes(value.size());
-      if (cached_bytes_ + adding > inst_->options.value_cache_bytes) MakeRoom(adding);
+      if (!cache_budget_.Fits(cached_bytes_ + adding)) MakeRoom(adding);
       auto [it, inserted] = cache.entries.try_emplace(std::string_view(key_));
       entry = &*it;
       if (inserted) {
@@ -768,12 +813,14 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
         it = c->entries.erase(it);
       }
     }
-    if (!keep_half || cached_bytes_ + adding > inst_->options.value_cache_bytes) {
+    if (!keep_half || !cache_budget_.Fits(cached_bytes_ + adding)) {
       for (auto& c : caches_) {
         if (c) c->entries.clear();
       }
       cached_bytes_ = 0;
     }
+    // What was dropped goes back to the slot, for whichever of its instances grows next.
+    cache_budget_.ShrinkTo(cached_bytes_ + adding);
   }
 
   // How dirty entries reach RocksDB.
@@ -913,6 +960,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   std::string scratch_;
   int64_t snapshots_taken_ = 0;
   int64_t files_written_ = 0;  // by WriteBackCachedValues(kFiles), naming them
+  ValueCacheBudget cache_budget_;                    // what caches_ may hold
   std::vector<std::unique_ptr<ValueCache>> caches_;  // by state id; null: not cached
   size_t cached_bytes_ = 0;                          // of every cache, as kCachedEntryBytes and HeapBytes count
   uint64_t evictions_ = 0;                           // MakeRoom's rounds

@@ -16,6 +16,9 @@ namespace weir::runtime::rocksdb_backend {
 
 namespace {
 
+// An instance's value cache when memory is not managed and value-cache.size is unset.
+constexpr size_t kUnmanagedValueCacheBytes = size_t{16} << 20;
+
 // List state appends an encoded element ([varint length][bytes]) without reading the
 // list: the operands are concatenated, which is the list's canonical row value.
 class ListAppendOperator final : public rocksdb::AssociativeMergeOperator {
@@ -33,26 +36,28 @@ class ListAppendOperator final : public rocksdb::AssociativeMergeOperator {
   const char* Name() const override { return "weir.ListAppend"; }
 };
 
-// The managed memory of one slot: a block cache charged with the write buffers of
-// every instance in the slot. Made when the first instance of the slot opens and
-// released with the last one.
+// The managed memory of one slot: a block cache charged with the write buffers and the
+// value caches of every instance in the slot. Made when the first instance of the slot
+// opens and released with the last one.
 struct SlotMemory {
   std::shared_ptr<rocksdb::Cache> cache;
   std::shared_ptr<rocksdb::WriteBufferManager> write_buffers;
+  std::shared_ptr<ValueCacheMemory> value_caches;
 };
 
-SlotMemory SharedSlotMemory(const std::string& job_id, int slot, size_t bytes) {
+SlotMemory SharedSlotMemory(const std::string& job_id, int slot, size_t bytes, size_t value_cache_bytes) {
   static std::mutex mu;
-  static std::map<std::tuple<std::string, int, size_t>,
-                  std::pair<std::weak_ptr<rocksdb::Cache>, std::weak_ptr<rocksdb::WriteBufferManager>>>
+  static std::map<std::tuple<std::string, int, size_t, size_t>,
+                  std::tuple<std::weak_ptr<rocksdb::Cache>, std::weak_ptr<rocksdb::WriteBufferManager>,
+                             std::weak_ptr<ValueCacheMemory>>>
       slots;
   std::lock_guard lock(mu);
   for (auto it = slots.begin(); it != slots.end();) {
-    it = it->second.first.expired() ? slots.erase(it) : std::next(it);
+    it = std::get<0>(it->second).expired() ? slots.erase(it) : std::next(it);
   }
-  auto& entry = slots[{job_id, slot, bytes}];
-  SlotMemory m{entry.first.lock(), entry.second.lock()};
-  if (!m.cache || !m.write_buffers) {
+  auto& entry = slots[{job_id, slot, bytes, value_cache_bytes}];
+  SlotMemory m{std::get<0>(entry).lock(), std::get<1>(entry).lock(), std::get<2>(entry).lock()};
+  if (!m.cache || !m.write_buffers || !m.value_caches) {
     // As Flink: write buffers may take half of the bound, index and filter blocks are
     // cached (and so bounded) too, with a high-priority share for them.
     rocksdb::LRUCacheOptions co;
@@ -61,7 +66,8 @@ SlotMemory SharedSlotMemory(const std::string& job_id, int slot, size_t bytes) {
     co.high_pri_pool_ratio = 0.1;
     m.cache = rocksdb::NewLRUCache(co);
     m.write_buffers = std::make_shared<rocksdb::WriteBufferManager>(bytes / 2, m.cache);
-    entry = {m.cache, m.write_buffers};
+    m.value_caches = std::make_shared<ValueCacheMemory>(value_cache_bytes, m.cache);
+    entry = {m.cache, m.write_buffers, m.value_caches};
   }
   return m;
 }
@@ -88,6 +94,43 @@ void ApplyProfile(const std::string& profile, rocksdb::DBOptions* db, rocksdb::C
 
 }  // namespace
 
+ValueCacheMemory::ValueCacheMemory(size_t capacity, std::shared_ptr<rocksdb::Cache> charged)
+    : capacity_(capacity), charged_(std::move(charged)) {}
+
+ValueCacheMemory::~ValueCacheMemory() { GiveBack(chunks_); }
+
+bool ValueCacheMemory::TakeChunk() {
+  std::lock_guard lock(mu_);
+  if ((chunks_ + 1) * kChunk > capacity_) return false;
+  if (charged_) {
+    // An entry without a value, of the chunk's size, held (and so never evicted) until
+    // the chunk is given back; the cache evicts blocks to make room for it.
+    const std::string key = "weir.value-cache." + std::to_string(reinterpret_cast<uintptr_t>(this)) + "." +
+                            std::to_string(next_charge_++);
+    rocksdb::Cache::Handle* handle = nullptr;
+    const rocksdb::Status s = charged_->Insert(key, nullptr, kChunk, [](const rocksdb::Slice&, void*) {}, &handle);
+    if (!s.ok() || handle == nullptr) return false;
+    charges_.push_back(handle);
+  }
+  ++chunks_;
+  return true;
+}
+
+void ValueCacheMemory::GiveBack(size_t n) {
+  std::lock_guard lock(mu_);
+  n = std::min(n, chunks_);
+  chunks_ -= n;
+  for (; n > 0 && !charges_.empty(); --n) {
+    charged_->Release(charges_.back(), /*erase_if_last_ref=*/true);
+    charges_.pop_back();
+  }
+}
+
+size_t ValueCacheMemory::taken_bytes() const {
+  std::lock_guard lock(mu_);
+  return chunks_ * kChunk;
+}
+
 Result<InstanceOptions> MakeInstanceOptions(const Configuration* config, const std::string& job_id, int subtask,
                                            int parallelism) {
   Configuration defaults;
@@ -99,9 +142,20 @@ Result<InstanceOptions> MakeInstanceOptions(const Configuration* config, const s
   WEIR_ASSIGN_OR_RETURN(auto managed_size, c.GetMemorySize(options::kManagedMemorySize));
   WEIR_ASSIGN_OR_RETURN(auto local_dirs, c.GetString(options::kRocksDbLocalDir));
   WEIR_ASSIGN_OR_RETURN(auto value_cache, c.GetMemorySize(options::kRocksDbValueCacheSize));
+  WEIR_ASSIGN_OR_RETURN(auto value_cache_ratio, c.GetDouble(options::kRocksDbValueCacheRatio));
+  const size_t slot_share = *managed ? static_cast<size_t>(*managed_size / std::max(parallelism, 1)) : 0;
+  // The slot's value-cache share (with managed memory), whole chunks of it.
+  const size_t slot_value_caches =
+      static_cast<size_t>(static_cast<double>(slot_share) * *value_cache_ratio) / ValueCacheMemory::kChunk *
+      ValueCacheMemory::kChunk;
 
   InstanceOptions o;
-  o.value_cache_bytes = static_cast<size_t>(*value_cache);
+  if (value_cache) {
+    o.value_cache_bytes = static_cast<size_t>(*value_cache);
+  } else {
+    o.value_cache_bytes = *managed ? slot_value_caches : kUnmanagedValueCacheBytes;
+  }
+  if (*managed && slot_value_caches == 0) o.value_cache_bytes = 0;
   o.db.create_if_missing = true;
   o.db.create_missing_column_families = true;
   o.db.info_log_level = rocksdb::InfoLogLevel::HEADER_LEVEL;
@@ -133,11 +187,12 @@ Result<InstanceOptions> MakeInstanceOptions(const Configuration* config, const s
   o.db.allow_concurrent_memtable_write = false;
 
   if (*managed) {
-    const size_t share = static_cast<size_t>(*managed_size / std::max(parallelism, 1));
-    SlotMemory m = SharedSlotMemory(job_id, subtask, share);
+    const size_t share = slot_share;
+    SlotMemory m = SharedSlotMemory(job_id, subtask, share, slot_value_caches);
     o.block_cache = m.cache;
     o.write_buffers = m.write_buffers;
     o.db.write_buffer_manager = m.write_buffers;
+    if (o.value_cache_bytes > 0) o.value_cache_memory = m.value_caches;
     o.memory_bound = share;
     table.cache_index_and_filter_blocks = true;
     table.cache_index_and_filter_blocks_with_high_priority = true;
@@ -154,6 +209,11 @@ Result<InstanceOptions> MakeInstanceOptions(const Configuration* config, const s
     o.column_family.write_buffer_size = std::min(o.column_family.write_buffer_size, std::max<size_t>(share / 4, 1 << 20));
   } else {
     o.block_cache = rocksdb::NewLRUCache(static_cast<size_t>(*cache_size));
+    // Whole chunks: at least the instance's bound (the cache holds at most that).
+    const size_t chunks = (o.value_cache_bytes + ValueCacheMemory::kChunk - 1) / ValueCacheMemory::kChunk;
+    if (o.value_cache_bytes > 0) {
+      o.value_cache_memory = std::make_shared<ValueCacheMemory>(chunks * ValueCacheMemory::kChunk, nullptr);
+    }
   }
   table.block_cache = o.block_cache;
   o.column_family.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));

@@ -17,6 +17,7 @@
 
 #include "lib/config/options.h"
 #include "runtime/checkpoint/completed_checkpoint_store.h"
+#include "runtime/state/rocksdb/rocksdb_options.h"
 #include "tests/runtime/state/backend_harness.h"
 
 namespace {
@@ -492,6 +493,50 @@ std::unique_ptr<Backend> OpenWithValueCache(const std::string& cache, KeyGroupRa
 }
 
 }  // namespace
+
+TEST_CASE("rocksdb: the value caches of one slot's instances share its value-cache share of managed memory",
+          "[rocksdb]") {
+  // 8 MB of managed memory at parallelism 1: a slot of 8 MB, 4 MB of it for value caches,
+  // charged to the slot's block cache. Two instances (two operators' subtask 0) fill
+  // more than that between them: together they never take more, each still reads back
+  // what it wrote, and what they took goes back when they close.
+  weir::Configuration config;
+  config.Set(weir::options::kManagedMemorySize.key, "8mb");
+  auto slot = weir::runtime::rocksdb_backend::MakeInstanceOptions(&config, "0123456789abcdef0123456789abcdef", 0, 1);
+  REQUIRE(slot.ok());
+  const auto memory = slot->value_cache_memory;  // the slot's, while an instance holds it
+  REQUIRE(memory);
+  CHECK(memory->capacity() == 4 * (size_t{1} << 20));
+  {
+    auto first = Backend::Open("rocksdb", kAll, {}, false, &config);
+    auto second = Backend::Open("rocksdb", kAll, {}, false, &config);
+    REQUIRE((first.ok() && second.ok()));
+    constexpr int64_t kKeys = 60000;  // about 5 MB of cache entries each
+    size_t most_taken = 0;
+    for (int round = 0; round < 3; ++round) {
+      for (int64_t k = 0; k < kKeys; k += 100) {
+        for (int64_t i = k; i < k + 100; ++i) {
+          (*first)->states().SetCurrentKey(i);
+          auto& a = (*first)->states().GetValueState<int64_t>("count");
+          a.Update(a.ValueOr(0) + i);
+          (*second)->states().SetCurrentKey(i);
+          auto& b = (*second)->states().GetValueState<int64_t>("count");
+          b.Update(b.ValueOr(0) + 2 * i);
+        }
+        most_taken = std::max(most_taken, memory->taken_bytes());
+      }
+    }
+    CHECK(most_taken > 0);
+    CHECK(most_taken <= memory->capacity());
+    CHECK(slot->block_cache->GetPinnedUsage() >= memory->taken_bytes());
+    for (int64_t k = 0; k < kKeys; k += 7) {
+      INFO("key " << k);
+      REQUIRE(ValueOf(**first, k) == 3 * k);
+      REQUIRE(ValueOf(**second, k) == 6 * k);
+    }
+  }
+  CHECK(memory->taken_bytes() == 0);
+}
 
 TEST_CASE("rocksdb: values kept in the value cache reach every snapshot and read back the same at any cache size",
           "[rocksdb]") {

@@ -57,22 +57,104 @@ TEST_CASE("rocksdb options: without managed memory, block.cache-size sizes a cac
   CHECK_THAT(bad.status().message(), Catch::Contains("taskmanager.memory.managed.size"));
 }
 
-TEST_CASE("rocksdb options: value-cache.size sizes the backend's value cache; without it updates overwrite in place",
+TEST_CASE("rocksdb options: value-cache.size bounds each instance's value cache, and without one updates overwrite in place",
           "[rocksdb]") {
-  auto defaults = MakeInstanceOptions(nullptr, "job-d", 0, 1);
-  REQUIRE(defaults.ok());
-  CHECK(defaults->value_cache_bytes == 16 * kMb);
-  CHECK_FALSE(defaults->column_family.inplace_update_support);
-
   weir::Configuration config;
   config.Set("state.backend.rocksdb.value-cache.size", "0");
   auto off = MakeInstanceOptions(&config, "job-d", 0, 1);
   REQUIRE(off.ok());
   CHECK(off->value_cache_bytes == 0);
+  CHECK_FALSE(off->value_cache_memory);
   CHECK(off->column_family.inplace_update_support);
 
   config.Set("state.backend.rocksdb.value-cache.size", "1 gb");
   auto large = MakeInstanceOptions(&config, "job-d", 0, 1);
   REQUIRE(large.ok());
   CHECK(large->value_cache_bytes == 1024 * kMb);
+  CHECK_FALSE(large->column_family.inplace_update_support);
+  // Still within the slot's share of managed memory: half of the default 128 MB.
+  REQUIRE(large->value_cache_memory);
+  CHECK(large->value_cache_memory->capacity() == 64 * kMb);
+
+  // Without managed memory the instance has a cache of its own, 16 MB unless set.
+  config.Set("state.backend.rocksdb.memory.managed", "false");
+  auto own = MakeInstanceOptions(&config, "job-d", 0, 1);
+  REQUIRE(own.ok());
+  CHECK(own->value_cache_memory->capacity() == 1024 * kMb);
+  weir::Configuration unmanaged;
+  unmanaged.Set("state.backend.rocksdb.memory.managed", "false");
+  auto a = MakeInstanceOptions(&unmanaged, "job-d", 0, 1);
+  auto b = MakeInstanceOptions(&unmanaged, "job-d", 0, 1);
+  REQUIRE((a.ok() && b.ok()));
+  CHECK(a->value_cache_bytes == 16 * kMb);
+  CHECK(a->value_cache_memory->capacity() == 16 * kMb);
+  CHECK(a->value_cache_memory != b->value_cache_memory);
+}
+
+TEST_CASE("rocksdb options: with managed memory the value caches of a slot share its value-cache-ratio of it",
+          "[rocksdb]") {
+  auto defaults = MakeInstanceOptions(nullptr, "job-e", 0, 2);
+  REQUIRE(defaults.ok());
+  // 128 MB at parallelism 2: 64 MB a slot, half of it for the value caches.
+  CHECK(defaults->value_cache_bytes == 32 * kMb);
+  REQUIRE(defaults->value_cache_memory);
+  CHECK(defaults->value_cache_memory->capacity() == 32 * kMb);
+  CHECK_FALSE(defaults->column_family.inplace_update_support);
+  auto same_slot = MakeInstanceOptions(nullptr, "job-e", 0, 2);
+  auto other_slot = MakeInstanceOptions(nullptr, "job-e", 1, 2);
+  REQUIRE((same_slot.ok() && other_slot.ok()));
+  CHECK(same_slot->value_cache_memory == defaults->value_cache_memory);
+  CHECK(other_slot->value_cache_memory != defaults->value_cache_memory);
+
+  weir::Configuration config;
+  config.Set("state.backend.rocksdb.memory.value-cache-ratio", "0.25");
+  auto quarter = MakeInstanceOptions(&config, "job-e", 0, 1);
+  REQUIRE(quarter.ok());
+  CHECK(quarter->value_cache_memory->capacity() == 32 * kMb);
+
+  config.Set("state.backend.rocksdb.memory.value-cache-ratio", "0");
+  auto off = MakeInstanceOptions(&config, "job-e", 0, 1);
+  REQUIRE(off.ok());
+  CHECK(off->value_cache_bytes == 0);
+  CHECK_FALSE(off->value_cache_memory);
+  CHECK(off->column_family.inplace_update_support);
+
+  for (const char* bad : {"1", "-0.1", "half"}) {
+    INFO(bad);
+    config.Set("state.backend.rocksdb.memory.value-cache-ratio", bad);
+    auto refused = MakeInstanceOptions(&config, "job-e", 0, 1);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.status().message(), Catch::Contains("state.backend.rocksdb.memory.value-cache-ratio"));
+  }
+}
+
+TEST_CASE("rocksdb options: value-cache chunks are charged to the block cache until given back", "[rocksdb]") {
+  using weir::runtime::rocksdb_backend::ValueCacheMemory;
+  constexpr size_t kChunk = ValueCacheMemory::kChunk;
+  std::shared_ptr<rocksdb::Cache> cache = rocksdb::NewLRUCache(8 * kMb);
+  // Whole chunks charged (the cache adds a little for each entry's own bookkeeping).
+  auto charged_chunks = [&] { return cache->GetPinnedUsage() / kChunk; };
+  {
+    ValueCacheMemory memory(3 * kChunk, cache);
+    CHECK(memory.TakeChunk());
+    CHECK(memory.TakeChunk());
+    CHECK(memory.TakeChunk());
+    CHECK_FALSE(memory.TakeChunk());  // the capacity is taken
+    CHECK(memory.taken_bytes() == 3 * kChunk);
+    CHECK(charged_chunks() == 3);
+    memory.GiveBack(2);
+    CHECK(memory.taken_bytes() == kChunk);
+    CHECK(charged_chunks() == 1);
+    CHECK(memory.TakeChunk());
+    CHECK(charged_chunks() == 2);
+  }
+  // What was still taken went back with the memory.
+  CHECK(cache->GetPinnedUsage() == 0);
+  CHECK(cache->GetUsage() == 0);  // given back, not only unpinned
+
+  ValueCacheMemory uncharged(kChunk, nullptr);
+  CHECK(uncharged.TakeChunk());
+  CHECK_FALSE(uncharged.TakeChunk());
+  uncharged.GiveBack(1);
+  CHECK(uncharged.taken_bytes() == 0);
 }
