@@ -157,6 +157,9 @@ class FlatHashMap {
   size_t size() const { return size_; }
   // The slots in the array (a power of two, or 0): size() / bucket_count() is how full it is.
   size_t bucket_count() const { return capacity_; }
+  // The slots after one more entry is added: bucket_count(), or twice it when the entry
+  // makes the array grow.
+  size_t bucket_count_after_adding() const { return MustGrow() ? (capacity_ == 0 ? kMinSlots : capacity_ * 2) : capacity_; }
   bool empty() const { return size_ == 0; }
   void clear() {
     for (size_t i = 0; i < capacity_; ++i) {
@@ -269,7 +272,7 @@ class FlatHashMap {
 
   template <class Q, class... Args>
   iterator Add(Tag tag, Q&& key, Args&&... args) {
-    if ((size_ + 1) * 8 > capacity_ * 7) Grow();
+    if (MustGrow()) Grow();
     const size_t i = FreeSlotFrom(Home(tag));
     new (entries()[i].storage) value_type(std::piecewise_construct, std::forward_as_tuple(KeyOf(std::forward<Q>(key))),
                                           std::forward_as_tuple(std::forward<Args>(args)...));
@@ -278,6 +281,7 @@ class FlatHashMap {
     return At(i);
   }
 
+  bool MustGrow() const { return (size_ + 1) * 8 > capacity_ * 7; }
   void PrefetchEntryAt(size_t i) const { PrefetchObject(entries() + i, sizeof(Entry)); }
   static constexpr size_t kMinSlots = 8;
 

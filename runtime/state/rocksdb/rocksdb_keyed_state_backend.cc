@@ -722,11 +722,18 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     CacheMap entries;
     size_t dirty = 0;  // entries marked dirty
   };
-  // What an entry costs besides the bytes its key and value hold on the heap: its slot
-  // and tag in an array at most 7/8 full.
-  static constexpr size_t kCachedEntryBytes = CacheMap::kBytesPerEntry * 8 / 7;
+  // The caches' bytes (cached_bytes_) are their arrays' (every slot, free or not: an
+  // entry and a tag) and what keys and values longer than a std::string holds in place
+  // take on the heap. So a cache whose entries were dropped keeps the bytes of its array,
+  // which the next entries fill without growing it; only dropping them all frees it.
+  static constexpr size_t kSlotBytes = CacheMap::kBytesPerEntry;
   static constexpr size_t kInlineString = 15;  // what std::string holds without the heap
   static size_t HeapBytes(size_t n) { return n > kInlineString ? n + 1 : 0; }
+  // What adding the current key with a value of `value_size` bytes to `cache` adds.
+  size_t AddingBytes(const ValueCache& cache, size_t value_size) const {
+    const size_t growth = cache.entries.bucket_count_after_adding() - cache.entries.bucket_count();
+    return growth * kSlotBytes + HeapBytes(key_.size()) + HeapBytes(value_size);
+  }
 
   static bool Cacheable(StateKind kind) {
     return kind == StateKind::kValue || kind == StateKind::kReducing || kind == StateKind::kAggregating;
@@ -753,12 +760,12 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   void Remember(int state, ValueCache& cache, std::string_view value, bool present, bool dirty) {
     CachedEntry* entry = last_cached_state_ == state ? last_cached_ : nullptr;
     if (entry == nullptr) {
-      const size_t adding = kCachedEntryBytes + HeapBytes(key_.size()) + HeapBytes(value.size());
-      if (!cache_budget_.Fits(cached_bytes_ + adding)) MakeRoom(adding);
+      if (!cache_budget_.Fits(cached_bytes_ + AddingBytes(cache, value.size()))) MakeRoom(cache, value.size());
+      const size_t slots = cache.entries.bucket_count();
       auto [it, inserted] = cache.entries.try_emplace(std::string_view(key_));
       entry = &*it;
       if (inserted) {
-        cached_bytes_ += kCachedEntryBytes + HeapBytes(key_.size());
+        cached_bytes_ += (cache.entries.bucket_count() - slots) * kSlotBytes + HeapBytes(key_.size());
         ++added_since_room_;
       }
       last_cached_ = entry;
@@ -775,7 +782,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     }
   }
 
-  // Makes room for an entry of `adding` bytes: writes the dirty entries back, then drops
+  // Makes room for the current key in `cache` with a value of `value_size` bytes: writes the dirty entries back, then drops
   // the entries whose key hash has this round's bit set, about half of them (another bit
   // each round, so that no entry stays for good). Keys taken in a cycle a little longer
   // than the cache still find about half of theirs, where dropping everything (or the
@@ -783,7 +790,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   // (the keys far outnumber the cache), or half is not room enough, it drops all; it
   // tries half again after 1, 2, 4 ... 64 rounds of dropping all, as long as half keeps
   // failing, so that state far larger than the cache pays for few scans.
-  void MakeRoom(size_t adding) {
+  void MakeRoom(const ValueCache& cache, size_t value_size) {
     WriteBackCachedValues();
     bool keep_half;
     if (kept_half_) {
@@ -809,18 +816,18 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
           ++it;
           continue;
         }
-        cached_bytes_ -= kCachedEntryBytes + HeapBytes(it->first.size()) + HeapBytes(it->second.value.size());
+        cached_bytes_ -= HeapBytes(it->first.size()) + HeapBytes(it->second.value.size());
         it = c->entries.erase(it);
       }
     }
-    if (!keep_half || !cache_budget_.Fits(cached_bytes_ + adding)) {
+    if (!keep_half || !cache_budget_.Fits(cached_bytes_ + AddingBytes(cache, value_size))) {
       for (auto& c : caches_) {
-        if (c) c->entries.clear();
+        if (c) c->entries.clear();  // frees the arrays
       }
       cached_bytes_ = 0;
     }
     // What was dropped goes back to the slot, for whichever of its instances grows next.
-    cache_budget_.ShrinkTo(cached_bytes_ + adding);
+    cache_budget_.ShrinkTo(cached_bytes_ + AddingBytes(cache, value_size));
   }
 
   // How dirty entries reach RocksDB.
@@ -962,7 +969,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   int64_t files_written_ = 0;  // by WriteBackCachedValues(kFiles), naming them
   ValueCacheBudget cache_budget_;                    // what caches_ may hold
   std::vector<std::unique_ptr<ValueCache>> caches_;  // by state id; null: not cached
-  size_t cached_bytes_ = 0;                          // of every cache, as kCachedEntryBytes and HeapBytes count
+  size_t cached_bytes_ = 0;                          // of every cache: its array and HeapBytes (see kSlotBytes)
   uint64_t evictions_ = 0;                           // MakeRoom's rounds
   uint64_t hits_since_room_ = 0;                     // reads that found their entry, since MakeRoom
   uint64_t added_since_room_ = 0;                    // entries added since MakeRoom

@@ -89,14 +89,17 @@ TEST_CASE("FlatHashMap: entries keep their values while the array grows and entr
   REQUIRE(++map.begin() == map.end());
 }
 
-TEST_CASE("FlatHashMap: the slot array is a power of two, at most 7/8 full, and doubles past it", "[heap_state]") {
+TEST_CASE("FlatHashMap: the slot array is a power of two, at most 7/8 full, and doubles past it, as foretold",
+          "[heap_state]") {
   IntMap map;
   REQUIRE(map.bucket_count() == 0);
   size_t grew = 0;
   for (int i = 0; i < 5000; ++i) {
     const size_t before = map.bucket_count();
+    const size_t foretold = map.bucket_count_after_adding();
     map[i] = i;
     const size_t slots = map.bucket_count();
+    REQUIRE(slots == foretold);
     REQUIRE(std::has_single_bit(slots));
     REQUIRE(map.size() * 8 <= slots * 7);
     if (slots == before) continue;
