@@ -311,6 +311,97 @@ class NativeSnapshot final : public AsyncKeyedSnapshot {
   std::shared_ptr<UploadedFiles> uploads_;
 };
 
+// The bytes of a cached key or value in 16 bytes: up to 15 of them held in place (a
+// number key with its key-group prefix is 11), longer ones in a block on the heap. A
+// std::string takes 32 bytes for the same 15 in place. The value cache's arrays hold a
+// key and a value in every slot, free or not, and their bytes are charged to managed
+// memory: slots of 44 bytes rather than 76 hold 1.7 times the entries in the same
+// memory, and a lookup reads less.
+class alignas(8) CompactBytes {
+ public:
+  static constexpr size_t kInline = 15;
+
+  CompactBytes() { raw_[kTag] = 0; }
+  explicit CompactBytes(std::string_view bytes) {
+    raw_[kTag] = 0;
+    assign(bytes);
+  }
+  CompactBytes(const CompactBytes& other) : CompactBytes(other.view()) {}
+  CompactBytes(CompactBytes&& other) noexcept {
+    std::memcpy(raw_, other.raw_, sizeof(raw_));
+    other.raw_[kTag] = 0;
+  }
+  CompactBytes& operator=(const CompactBytes& other) {
+    if (this != &other) assign(other.view());
+    return *this;
+  }
+  CompactBytes& operator=(CompactBytes&& other) noexcept {
+    if (this != &other) {
+      Free();
+      std::memcpy(raw_, other.raw_, sizeof(raw_));
+      other.raw_[kTag] = 0;
+    }
+    return *this;
+  }
+  ~CompactBytes() { Free(); }
+
+  void assign(std::string_view bytes) {
+    if (bytes.size() <= kInline) {
+      Free();
+      std::memcpy(raw_, bytes.data(), bytes.size());
+      raw_[kTag] = static_cast<unsigned char>(bytes.size());
+      return;
+    }
+    if (!OnHeap() || Capacity() < bytes.size()) {
+      Free();
+      const uint32_t capacity = static_cast<uint32_t>(BlockBytesFor(bytes.size()) - sizeof(uint32_t));
+      auto* block = static_cast<char*>(::operator new(BlockBytesFor(bytes.size())));
+      std::memcpy(block, &capacity, sizeof(capacity));
+      std::memcpy(raw_, &block, sizeof(block));
+      raw_[kTag] = kOnHeap;
+    }
+    std::memcpy(Block() + sizeof(uint32_t), bytes.data(), bytes.size());
+    const auto size = static_cast<uint32_t>(bytes.size());
+    std::memcpy(raw_ + sizeof(char*), &size, sizeof(size));
+  }
+  std::string_view view() const {
+    if (!OnHeap()) return {reinterpret_cast<const char*>(raw_), raw_[kTag]};
+    uint32_t size;
+    std::memcpy(&size, raw_ + sizeof(char*), sizeof(size));
+    return {Block() + sizeof(uint32_t), size};
+  }
+  // The bytes this holds on the heap.
+  size_t heap_bytes() const { return OnHeap() ? Capacity() + sizeof(uint32_t) : 0; }
+  // The bytes holding `n` takes on the heap (what heap_bytes() is after assign).
+  static size_t HeapBytesFor(size_t n) { return n <= kInline ? 0 : BlockBytesFor(n); }
+
+ private:
+  static constexpr size_t kTag = 15;                // raw_[kTag]: the size in place, or kOnHeap
+  static constexpr unsigned char kOnHeap = 0xff;
+  // A block: its capacity (4 bytes), then the bytes; whole 16-byte units.
+  static size_t BlockBytesFor(size_t n) { return (n + sizeof(uint32_t) + 15) & ~size_t{15}; }
+  bool OnHeap() const { return raw_[kTag] == kOnHeap; }
+  char* Block() const {
+    char* block;
+    std::memcpy(&block, raw_, sizeof(block));
+    return block;
+  }
+  uint32_t Capacity() const {
+    uint32_t capacity;
+    std::memcpy(&capacity, Block(), sizeof(capacity));
+    return capacity;
+  }
+  void Free() {
+    if (OnHeap()) ::operator delete(Block());
+    raw_[kTag] = 0;
+  }
+
+  // In place: the bytes, then their count at kTag. On the heap: the block's address,
+  // the size (4 bytes), and kOnHeap at kTag.
+  unsigned char raw_[16];
+};
+static_assert(sizeof(CompactBytes) == 16);
+
 // What the value caches of one backend may hold: chunks of ValueCacheMemory taken as
 // they grow, up to the instance's bound, and given back when they shrink (so that the
 // other instances of a slot may grow) and when the backend goes. The task's thread only.
@@ -486,7 +577,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
       last_cached_ = &*it;
       last_cached_state_ = state;
       if (!it->second.present) return false;
-      value->assign(it->second.value);
+      value->assign(it->second.value.view());
       return true;
     }
     const bool found = GetFromDatabase(state, value);
@@ -704,19 +795,25 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   // iteration) first writes the dirty entries back. Over its capacity the cache writes
   // back and drops half of its entries (MakeRoom). Only the task's thread touches it.
   struct CachedValue {
-    std::string value;
+    CompactBytes value;
     bool present = false;
     bool dirty = false;
   };
   struct BytesHash {
     using is_transparent = void;
     size_t operator()(std::string_view bytes) const { return std::hash<std::string_view>()(bytes); }
+    size_t operator()(const CompactBytes& bytes) const { return (*this)(bytes.view()); }
+  };
+  struct BytesEqual {
+    using is_transparent = void;
+    bool operator()(const CompactBytes& a, std::string_view b) const { return a.view() == b; }
+    bool operator()(const CompactBytes& a, const CompactBytes& b) const { return a.view() == b.view(); }
   };
   // Open addressing in one array: a lookup reads a tag and an entry, where a node-based
   // map read a bucket and one or two nodes, each a cache miss once the keys outgrow the
   // caches near the core. Keys of up to 15 bytes (number keys are 11 with their prefix)
   // and values as short are held in the entry itself.
-  using CacheMap = FlatHashMap<std::string, CachedValue, BytesHash, std::equal_to<>>;
+  using CacheMap = FlatHashMap<CompactBytes, CachedValue, BytesHash, BytesEqual>;
   using CachedEntry = CacheMap::value_type;  // valid until the next insertion into its map
   struct ValueCache {
     CacheMap entries;
@@ -727,12 +824,10 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   // take on the heap. So a cache whose entries were dropped keeps the bytes of its array,
   // which the next entries fill without growing it; only dropping them all frees it.
   static constexpr size_t kSlotBytes = CacheMap::kBytesPerEntry;
-  static constexpr size_t kInlineString = 15;  // what std::string holds without the heap
-  static size_t HeapBytes(size_t n) { return n > kInlineString ? n + 1 : 0; }
   // What adding the current key with a value of `value_size` bytes to `cache` adds.
   size_t AddingBytes(const ValueCache& cache, size_t value_size) const {
     const size_t growth = cache.entries.bucket_count_after_adding() - cache.entries.bucket_count();
-    return growth * kSlotBytes + HeapBytes(key_.size()) + HeapBytes(value_size);
+    return growth * kSlotBytes + CompactBytes::HeapBytesFor(key_.size()) + CompactBytes::HeapBytesFor(value_size);
   }
 
   static bool Cacheable(StateKind kind) {
@@ -765,16 +860,16 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
       auto [it, inserted] = cache.entries.try_emplace(std::string_view(key_));
       entry = &*it;
       if (inserted) {
-        cached_bytes_ += (cache.entries.bucket_count() - slots) * kSlotBytes + HeapBytes(key_.size());
+        cached_bytes_ += (cache.entries.bucket_count() - slots) * kSlotBytes + it->first.heap_bytes();
         ++added_since_room_;
       }
       last_cached_ = entry;
       last_cached_state_ = state;
     }
     CachedValue& e = entry->second;
-    cached_bytes_ -= HeapBytes(e.value.size());
+    cached_bytes_ -= e.value.heap_bytes();
     e.value.assign(value);
-    cached_bytes_ += HeapBytes(e.value.size());
+    cached_bytes_ += e.value.heap_bytes();
     e.present = present;
     if (dirty && !e.dirty) {
       e.dirty = true;
@@ -816,7 +911,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
           ++it;
           continue;
         }
-        cached_bytes_ -= HeapBytes(it->first.size()) + HeapBytes(it->second.value.size());
+        cached_bytes_ -= it->first.heap_bytes() + it->second.value.heap_bytes();
         it = c->entries.erase(it);
       }
     }
@@ -872,7 +967,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
       bool operator<(const Dirty& o) const {
         if (high != o.high) return high < o.high;
         if (low != o.low) return low < o.low;
-        return entry->first < o.entry->first;
+        return entry->first.view() < o.entry->first.view();
       }
     };
     rocksdb::WriteBatch batch;
@@ -896,7 +991,8 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
       for (CachedEntry& entry : cache->entries) {
         if (!entry.second.dirty) continue;
         uint8_t bytes[16] = {};
-        std::memcpy(bytes, entry.first.data(), std::min<size_t>(entry.first.size(), 16));
+        const std::string_view key = entry.first.view();
+        std::memcpy(bytes, key.data(), std::min<size_t>(key.size(), 16));
         uint64_t high = 0, low = 0;
         for (int i = 0; i < 8; ++i) high = high << 8 | bytes[i];
         for (int i = 8; i < 16; ++i) low = low << 8 | bytes[i];
@@ -908,9 +1004,9 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
           Prefetch(dirty, i + kPrefetchAhead);
           const CachedEntry& entry = *dirty[i].entry;
           if (entry.second.present) {
-            batch.Put(Family(static_cast<int>(s)), entry.first, ToSlice(entry.second.value));
+            batch.Put(Family(static_cast<int>(s)), ToSlice(entry.first.view()), ToSlice(entry.second.value.view()));
           } else {
-            batch.Delete(Family(static_cast<int>(s)), entry.first);
+            batch.Delete(Family(static_cast<int>(s)), ToSlice(entry.first.view()));
           }
         }
         continue;
@@ -927,8 +1023,8 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
       for (size_t i = first; i < dirty.size(); ++i) {
         Prefetch(dirty, i + kPrefetchAhead);
         const CachedEntry& entry = *dirty[i].entry;
-        ThrowIfFailed(entry.second.present ? writer.Put(entry.first, ToSlice(entry.second.value))
-                                           : writer.Delete(entry.first),
+        ThrowIfFailed(entry.second.present ? writer.Put(ToSlice(entry.first.view()), ToSlice(entry.second.value.view()))
+                                           : writer.Delete(ToSlice(entry.first.view())),
                       "writing cached state to a file");
       }
       ThrowIfFailed(writer.Finish(), "writing cached state to a file");
@@ -969,7 +1065,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   int64_t files_written_ = 0;  // by WriteBackCachedValues(kFiles), naming them
   ValueCacheBudget cache_budget_;                    // what caches_ may hold
   std::vector<std::unique_ptr<ValueCache>> caches_;  // by state id; null: not cached
-  size_t cached_bytes_ = 0;                          // of every cache: its array and HeapBytes (see kSlotBytes)
+  size_t cached_bytes_ = 0;                          // of every cache: its array and heap bytes (see kSlotBytes)
   uint64_t evictions_ = 0;                           // MakeRoom's rounds
   uint64_t hits_since_room_ = 0;                     // reads that found their entry, since MakeRoom
   uint64_t added_since_room_ = 0;                    // entries added since MakeRoom

@@ -557,7 +557,10 @@ TEST_CASE("rocksdb: values kept in the value cache reach every snapshot and read
 
   std::mt19937_64 rng(42);
   constexpr int kKeys = 10000;
-  auto key_at = [&](int i) { return Key{i % 128, "key" + std::to_string(i)}; };
+  // Keys short enough to be held in a cache entry, and every third one too long for it.
+  auto key_at = [&](int i) {
+    return Key{i % 128, (i % 3 == 0 ? "a key longer than an entry holds " : "key") + std::to_string(i)};
+  };
   struct Taken {
     KeyedStateHandle handle;
     std::map<Key, std::string> values, sums, maps;
