@@ -427,8 +427,6 @@ class ValueCacheBudget {
     chunks_ = needed;
     limit_ = std::min(chunks_ * kChunk, most_);
   }
-  size_t limit() const { return limit_; }
-
  private:
   static constexpr size_t kChunk = ValueCacheMemory::kChunk;
   [[gnu::noinline]] bool Grow(size_t bytes) {
@@ -820,8 +818,8 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     size_t dirty = 0;  // entries marked dirty
   };
   // The caches' bytes (cached_bytes_) are their arrays' (every slot, free or not: an
-  // entry and a tag) and what keys and values longer than a std::string holds in place
-  // take on the heap. So a cache whose entries were dropped keeps the bytes of its array,
+  // entry and a tag) and the heap blocks of keys and values longer than a CompactBytes
+  // holds in place. So a cache whose entries were dropped keeps the bytes of its array,
   // which the next entries fill without growing it; only dropping them all frees it.
   static constexpr size_t kSlotBytes = CacheMap::kBytesPerEntry;
   // What adding the current key with a value of `value_size` bytes to `cache` adds.
@@ -877,14 +875,15 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
     }
   }
 
-  // Makes room for the current key in `cache` with a value of `value_size` bytes: writes the dirty entries back, then drops
-  // the entries whose key hash has this round's bit set, about half of them (another bit
-  // each round, so that no entry stays for good). Keys taken in a cycle a little longer
-  // than the cache still find about half of theirs, where dropping everything (or the
-  // least recently used) would find none. When the half kept last time found few reads
-  // (the keys far outnumber the cache), or half is not room enough, it drops all; it
-  // tries half again after 1, 2, 4 ... 64 rounds of dropping all, as long as half keeps
-  // failing, so that state far larger than the cache pays for few scans.
+  // Makes room for the current key in `cache` with a value of `value_size` bytes: writes
+  // the dirty entries back, then drops the entries whose key hash has this round's bit
+  // set, about half of them (another bit each round, so that no entry stays for good).
+  // Keys taken in a cycle a little longer than the cache still find about half of
+  // theirs, where dropping everything (or the least recently used) would find none. When
+  // the half kept last time found few reads (the keys far outnumber the cache), or half
+  // is not room enough, it drops all; it tries half again after 1, 2, 4 ... 64 rounds of
+  // dropping all, as long as half keeps failing, so that state far larger than the cache
+  // pays for few scans. Then it gives back the memory it no longer needs.
   void MakeRoom(const ValueCache& cache, size_t value_size) {
     WriteBackCachedValues();
     bool keep_half;
