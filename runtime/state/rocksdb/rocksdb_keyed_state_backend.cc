@@ -834,7 +834,7 @@ class RocksDbKeyedStateBackend final : public BytesKeyedStateBackend {
   void AddCache(int state) {
     const auto s = static_cast<size_t>(state);
     if (caches_.size() <= s) caches_.resize(s + 1);
-    if (inst_->options.value_cache_memory && inst_->options.value_cache_bytes > 0 && Cacheable(inst_->states[s].kind)) {
+    if (inst_->options.value_cache_memory && Cacheable(inst_->states[s].kind)) {
       caches_[s] = std::make_unique<ValueCache>();
     }
   }

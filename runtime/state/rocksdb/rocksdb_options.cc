@@ -187,13 +187,12 @@ Result<InstanceOptions> MakeInstanceOptions(const Configuration* config, const s
   o.db.allow_concurrent_memtable_write = false;
 
   if (*managed) {
-    const size_t share = slot_share;
-    SlotMemory m = SharedSlotMemory(job_id, subtask, share, slot_value_caches);
+    SlotMemory m = SharedSlotMemory(job_id, subtask, slot_share, slot_value_caches);
     o.block_cache = m.cache;
     o.write_buffers = m.write_buffers;
     o.db.write_buffer_manager = m.write_buffers;
     if (o.value_cache_bytes > 0) o.value_cache_memory = m.value_caches;
-    o.memory_bound = share;
+    o.memory_bound = slot_share;
     table.cache_index_and_filter_blocks = true;
     table.cache_index_and_filter_blocks_with_high_priority = true;
     table.pin_l0_filter_and_index_blocks_in_cache = true;
@@ -206,12 +205,12 @@ Result<InstanceOptions> MakeInstanceOptions(const Configuration* config, const s
     table.metadata_block_size = 4096;
     table.pin_top_level_index_and_filter = true;
     // A memtable never larger than the slot's write-buffer share.
-    o.column_family.write_buffer_size = std::min(o.column_family.write_buffer_size, std::max<size_t>(share / 4, 1 << 20));
+    o.column_family.write_buffer_size = std::min(o.column_family.write_buffer_size, std::max<size_t>(slot_share / 4, 1 << 20));
   } else {
     o.block_cache = rocksdb::NewLRUCache(static_cast<size_t>(*cache_size));
-    // Whole chunks: at least the instance's bound (the cache holds at most that).
-    const size_t chunks = (o.value_cache_bytes + ValueCacheMemory::kChunk - 1) / ValueCacheMemory::kChunk;
+    // The instance's own, in whole chunks: at least its bound (the cache holds at most that).
     if (o.value_cache_bytes > 0) {
+      const size_t chunks = (o.value_cache_bytes + ValueCacheMemory::kChunk - 1) / ValueCacheMemory::kChunk;
       o.value_cache_memory = std::make_shared<ValueCacheMemory>(chunks * ValueCacheMemory::kChunk, nullptr);
     }
   }

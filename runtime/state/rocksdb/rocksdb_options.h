@@ -66,9 +66,9 @@ struct InstanceOptions {
   std::shared_ptr<rocksdb::Cache> block_cache;
   std::shared_ptr<rocksdb::WriteBufferManager> write_buffers;
   size_t memory_bound = 0;  // bytes of block cache + write buffers (0: none)
-  // The backend's cache of whole values: at most value_cache_bytes an instance (0: no
-  // cache), in chunks taken from value_cache_memory (with managed memory the slot's,
-  // shared by its instances; else the instance's own, of value_cache_bytes).
+  // The backend's cache of whole values: at most value_cache_bytes an instance, in chunks
+  // taken from value_cache_memory (with managed memory the slot's, shared by its
+  // instances; else the instance's own, of value_cache_bytes). No cache: 0 and null.
   size_t value_cache_bytes = 0;
   std::shared_ptr<ValueCacheMemory> value_cache_memory;
 };
