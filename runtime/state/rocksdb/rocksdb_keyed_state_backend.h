@@ -14,14 +14,18 @@
 // read or wrote them last (state.backend.rocksdb.value-cache.size): a record whose key
 // is cached costs a hash lookup, not RocksDB's point read and write. Writes reach
 // RocksDB when the cache is full (all of them; then about half of the entries, or all,
-// make room) and at the start
-// of every snapshot, so snapshots and key iteration read RocksDB alone.
+// make room), before key iteration, and with every snapshot, so snapshots and key
+// iteration read RocksDB alone.
 //
-// Native snapshots (incremental checkpoints, native savepoints): the synchronous part
-// flushes the memtables and takes a RocksDB checkpoint (hard links) into a local
-// directory; the asynchronous part uploads its files: SST files not part of the last
-// completed checkpoint go to shared scope (savepoints: every file, exclusive scope),
-// MANIFEST/CURRENT/OPTIONS are the snapshot's private files.
+// Snapshots: the synchronous part copies the cached values changed since the last
+// snapshot out of the cache; a thread of the snapshot's own writes them into RocksDB
+// and makes the snapshot's view, while the task goes on (writing nothing into RocksDB
+// until that is done). Full snapshots and canonical savepoints: iterators over fresh
+// memtables, which the asynchronous part scans. Native snapshots (incremental
+// checkpoints, native savepoints): the memtables flushed and a RocksDB checkpoint (hard
+// links) in a local directory, whose files the asynchronous part uploads: SST files not
+// part of the last completed checkpoint go to shared scope (savepoints: every file,
+// exclusive scope), MANIFEST/CURRENT/OPTIONS are the snapshot's private files.
 //
 // Restore: canonical rows are read a piece at a time (ForEachRestoredRows: at most
 // kRestoreReadBytes of them in memory, not the state) and written into a fresh

@@ -260,11 +260,11 @@ TEST_CASE("rocksdb: working directories live under state.backend.rocksdb.localdi
 
     // An aborted checkpoint stops writing and leaves no local files behind.
     auto async = (*b)->backend().Snapshot(Incremental(2));
-    CHECK(count() == 1);
     auto out = Backend::OutputOf(dir.path.string(), Incremental(2));
     out->Cancel();
     auto written = async->Write(*out);
     CHECK(written.status().code() == weir::StatusCode::kAborted);
+    CHECK(count() == 1);  // the RocksDB checkpoint taken for the barrier, until the snapshot goes
     async.reset();
     CHECK(count() == 0);
   }
@@ -733,5 +733,144 @@ TEST_CASE("rocksdb: a bad value-cache size is refused naming the key", "[rocksdb
     auto b = Backend::Open("rocksdb", kAll, {}, false, &config);
     REQUIRE_FALSE(b.ok());
     CHECK_THAT(b.status().ToString(), Catch::Contains("state.backend.rocksdb.value-cache.size"));
+  }
+}
+
+TEST_CASE("rocksdb: a snapshot's values go in while the task goes on, and each side keeps its own state",
+          "[rocksdb]") {
+  // A snapshot copies the dirty cached values at the barrier and writes them into
+  // RocksDB on a thread of its own. Whatever the task does before that lands (changing
+  // the same values again and writing them back at once, evicting, writing map and list
+  // state, registering a state) must stay out of the snapshot, and must not be
+  // overwritten by the snapshot's older values: the next snapshot, taken with nothing
+  // changed, holds the live state. Caches: off (every write goes to RocksDB), smaller
+  // than the keys (evictions right after the barrier; the snapshot's values go through
+  // the memtable) and holding them all (they go in as a file). Every kind of snapshot.
+  const std::string cache = GENERATE("0", "256kb", "16mb");
+  const int kind = GENERATE(0, 1, 2, 3);
+  auto options = [&](int64_t id) {
+    return std::vector<weir::SnapshotOptions>{Incremental(id), NativeSavepoint(id), Full(id),
+                                              CanonicalSavepoint(id)}[static_cast<size_t>(kind)];
+  };
+  INFO("value-cache.size " << cache << ", snapshot kind " << kind);
+  ScratchDir dir;
+  auto b = OpenWithValueCache(cache, kAll);
+  weir::BytesKeyedStateBackend& bytes = *b->bytes();
+  const int value = bytes.RegisterState("v", weir::StateKind::kValue);
+  const int map = bytes.RegisterState("m", weir::StateKind::kMap);
+  const int list = bytes.RegisterState("l", weir::StateKind::kList);
+  constexpr int kKeys = 10000;  // more dirty values than go through the memtable: a file
+  auto key_of = [](int i) { return std::pair<std::string, int>("key" + std::to_string(i), i % kMaxParallelism); };
+  // Writes keys [from, to) in reverse order (the last written before a barrier first),
+  // with or without their map and list state (which go to RocksDB at once).
+  auto write = [&](const std::string& tag, int from, int to, bool values_only = false) {
+    for (int i = to - 1; i >= from; --i) {
+      const auto [key, kg] = key_of(i);
+      bytes.SetCurrentKey(key, kg);
+      bytes.Put(value, tag + std::to_string(i));
+      if (values_only) continue;
+      if (i % 10 == 0) bytes.MapPut(map, "u", tag);
+      if (i % 100 == 0) bytes.Append(list, tag);
+    }
+  };
+  auto snapshot = [&](weir::AsyncKeyedSnapshot& async, const weir::SnapshotOptions& o) {
+    auto handles = async.Write(*Backend::OutputOf(dir.path.string(), o));
+    INFO(handles.status().ToString());
+    REQUIRE(handles.ok());
+    REQUIRE(handles->size() == 1);
+    if (o.incremental) b->backend().NotifyCheckpointComplete(o.checkpoint_id);
+    return (*handles)[0];
+  };
+  auto expect = [&](const KeyedStateHandle& h, const std::string& tag) {
+    auto r = OpenWithValueCache(cache, kAll, {h});
+    weir::BytesKeyedStateBackend& restored = *r->bytes();
+    const int rv = restored.RegisterState("v", weir::StateKind::kValue);
+    const int rm = restored.RegisterState("m", weir::StateKind::kMap);
+    std::string got;
+    for (int i = 0; i < kKeys; i += 7) {
+      const auto [key, kg] = key_of(i);
+      INFO("key " << key);
+      restored.SetCurrentKey(key, kg);
+      REQUIRE(restored.Get(rv, &got));
+      CHECK(got == tag + std::to_string(i));
+      if (i % 10 == 0) {
+        REQUIRE(restored.MapGet(rm, "u", &got));
+        CHECK(got == tag);
+      }
+    }
+  };
+  write("before ", 0, kKeys);
+  for (int round = 1; round <= 3; ++round) {
+    INFO("round " << round);
+    const std::string tag = "round " + std::to_string(round) + " ";
+    const std::string after = "after " + std::to_string(round) + " ";
+    write(tag, 0, kKeys);
+    const weir::SnapshotOptions o = options(2 * round);
+    auto async = b->backend().Snapshot(o);
+    // At once, while the snapshot's thread is most likely still sorting: the values it
+    // took last changed, then written back by key iteration; map and list state
+    // written straight into RocksDB; a state registered (a column family created).
+    switch (round) {
+      case 1:
+        write(after, kKeys - 100, kKeys, /*values_only=*/true);
+        break;
+      case 2:
+        write(after, kKeys - 100, kKeys);
+        break;
+      default:
+        bytes.RegisterState("late", weir::StateKind::kValue);
+        break;
+    }
+    size_t listed = 0;
+    bytes.ForEachKey(value, [&](std::string_view) { ++listed; });
+    CHECK(listed == static_cast<size_t>(kKeys));
+    write(after, 0, kKeys);
+    expect(snapshot(*async, o), tag);
+
+    const weir::SnapshotOptions next = options(2 * round + 1);
+    auto unchanged = b->backend().Snapshot(next);
+    expect(snapshot(*unchanged, next), after);
+  }
+}
+
+TEST_CASE("rocksdb: a native snapshot that cannot be written fails alone; the task keeps every value", "[rocksdb]") {
+  // The snapshot's thread fails to write the values it took (a directory stands where
+  // its file goes) or to take the checkpoint (its directory exists): the snapshot's
+  // Write says why, the task's next write puts the values into RocksDB itself, and the
+  // next snapshot holds them.
+  const bool file_fails = GENERATE(true, false);
+  INFO((file_fails ? "the file of the values fails" : "the checkpoint fails"));
+  ScratchDir dir;
+  weir::Configuration config;
+  config.Set(weir::options::kRocksDbLocalDir.key, dir / "local");
+  auto opened = Backend::Open("rocksdb", kAll, {}, false, &config);
+  REQUIRE(opened.ok());
+  Backend& b = **opened;
+  constexpr int64_t kKeys = 20000;  // more dirty values than go through the memtable: a file
+  SetValues(b, 0, kKeys, 1, 100);
+  std::vector<fs::path> instances;
+  for (const auto& e : fs::directory_iterator(dir / "local")) instances.push_back(e.path());
+  REQUIRE(instances.size() == 1);
+  fs::create_directories(instances[0] / (file_fails ? "ingest-1.sst" : "snapshot-1-1"));
+
+  auto async = b.backend().Snapshot(Incremental(1));
+  SetValues(b, 0, kKeys, 2, 200);  // every other key changed after the barrier
+  auto failed = async->Write(*Backend::OutputOf(dir.path.string(), Incremental(1)));
+  REQUIRE_FALSE(failed.ok());
+  CHECK_THAT(failed.status().ToString(),
+             Catch::Contains(file_fails ? "writing cached state to" : "taking a rocksdb checkpoint"));
+  b.backend().NotifyCheckpointAborted(1);
+  async.reset();
+
+  // Evicting and listing keys go through RocksDB: every value is there.
+  size_t listed = 0;
+  b.bytes()->ForEachKey(0, [&](std::string_view) { ++listed; });
+  CHECK(listed == static_cast<size_t>(kKeys));
+  const KeyedStateHandle next = b.Snapshot(dir.path.string(), Incremental(2));
+  auto r = Backend::MustOpen("rocksdb", kAll, {next});
+  for (int64_t k = 0; k < kKeys; k += 3) {
+    INFO("key " << k);
+    CHECK(ValueOf(*r, k) == (k % 2 == 0 ? 200 + k : 100 + k));
+    CHECK(ValueOf(b, k) == (k % 2 == 0 ? 200 + k : 100 + k));
   }
 }
