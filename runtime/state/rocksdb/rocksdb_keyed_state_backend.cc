@@ -400,7 +400,7 @@ struct DirtyValues {
     e.at = bytes.size();
     if (key.size() > kInlineKey) bytes.append(key);
     if (value.size() <= kInlineValue) {
-      std::memcpy(e.value, value.data(), value.size());
+      if (!value.empty()) std::memcpy(e.value, value.data(), value.size());  // a deletion's may be null
     } else {
       bytes.append(value);
     }
