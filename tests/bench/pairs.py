@@ -9,8 +9,11 @@ Each pair runs A and B once each, back to back, A first in the even pairs and B 
 ones (so that neither always runs on a machine the other has just warmed). A run's time is its
 "Job Runtime: N ms" line (what weir prints, and Flink's client too) where its output has one,
 else its wall time. Prints every pair, then the median of each side, the median and range of
-the pairs' ratios B/A, how many pairs B was the faster in, and the host's steal time. A ratio
-taken within a pair cancels the drift that comparing two medians taken minutes apart keeps.
+the pairs' ratios B/A, how many pairs B was the faster in, the host's steal time, and the
+share of each side's runs during which the cores stood idle (a job with more busy threads than
+cores that leaves them idle lost that time to its hand-offs or to where the kernel put its
+threads). A ratio taken within a pair cancels the drift that comparing two medians taken
+minutes apart keeps.
 
 Examples, from the repository's root after scripts/build.sh:
 
@@ -34,7 +37,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "vs-flink"))
-from harness import machine_cpu_times, measure, steal_percent  # noqa: E402
+from harness import machine_cpu_times, measure, share_percent  # noqa: E402
 
 
 def env_pair(text):
@@ -95,6 +98,7 @@ def main(argv):
     times = {"a": [], "b": []}
     ratios = []
     steals = []
+    idles = {"a": [], "b": []}
     what = set()
     with tempfile.TemporaryDirectory(prefix="weir-pairs-") as log_dir:
         for _ in range(args.warmup):
@@ -105,9 +109,13 @@ def main(argv):
             before = machine_cpu_times()
             pair = {}
             for key in order:
+                started = machine_cpu_times()
                 pair[key], kind = run_ms(sides[key][0], sides[key][1], log_dir)
                 what.add(kind)
-            steal = steal_percent(before, machine_cpu_times())
+                idle = share_percent(started, machine_cpu_times(), "idle")
+                if idle is not None:
+                    idles[key].append(idle)
+            steal = share_percent(before, machine_cpu_times(), "steal")
             if steal is not None:
                 steals.append(steal)
             ratio = pair["b"] / pair["a"] if pair["a"] > 0 else float("inf")
@@ -127,6 +135,9 @@ def main(argv):
           f"speed-up {args.label_a}/{args.label_b} {1 / median_ratio:.2f}x")
     if steals:
         print(f"steal: median {statistics.median(steals):.1f}%, max {max(steals):.1f}% of the machine's CPU time")
+    if idles["a"] and idles["b"]:
+        print(f"cores idle: {args.label_a} median {statistics.median(idles['a']):.1f}%, "
+              f"{args.label_b} median {statistics.median(idles['b']):.1f}% of the machine's CPU time while they ran")
     return 0
 
 

@@ -21,7 +21,7 @@ E2E_CMD_TIMEOUT=240 run bash "$BENCH" "$BUILD_DIR" --rounds 1 --jobs keyed-sum -
   --checkpoints none,100ms --count 300000 --csv "$tmp/runs.csv"
 expect_rc 0
 # Every run in the CSV too, with the round it ran in.
-[[ "$(head -1 "$tmp/runs.csv")" == side,job,parallelism,checkpoint_ms,work,runtime_ms,*,steal_pct,round ]] ||
+[[ "$(head -1 "$tmp/runs.csv")" == side,job,parallelism,checkpoint_ms,work,runtime_ms,*,steal_pct,idle_pct,round ]] ||
   fail "the CSV's header is $(head -1 "$tmp/runs.csv")"
 [[ "$(grep -cE '^(weir|Flink),keyed-sum,1,(0|100),300000,[0-9]+,.*,1$' "$tmp/runs.csv")" == 4 ]] ||
   fail "the CSV does not hold the 4 runs of round 1: $(cat "$tmp/runs.csv")"
@@ -36,6 +36,8 @@ expect_out_line "  checkpoint cost, keyed sum, 2 keys, p=1, every 100 ms: weir [
 # How far to trust the figures: the host's steal time during each side's runs (/proc/stat).
 expect_out_line "  steal, weir's runs: median $number%, max $number% of the machine's CPU time"
 expect_out_line "  steal, Flink's runs: median $number%, max $number% of the machine's CPU time"
+# And the share of time no thread ran on a core, by parallelism.
+expect_out_line "  cores idle, weir's runs at p=1: median $number%, max $number% of the machine's CPU time"
 # And how steadily the cores ran wide and narrow code before and after the runs.
 ms='[0-9]+ to [0-9]+ ms \(median [0-9]+, \+[0-9]+%\)'
 expect_out_line "  cores, before the runs: the wide loop $ms, the narrow one $ms, 8 runs each"
@@ -58,7 +60,7 @@ expect_rc 2
 expect_err_has "unknown argument '--fast'"
 pass
 
-check "rows whose rounds spread by more than 15% of their median are listed, the others not"
+check "rows whose rounds spread by more than 15% of their median are listed, the others not; idle cores"
 cat >"$tmp/noise.py" <<'PY'
 import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -66,13 +68,15 @@ sys.path.insert(0, sys.argv[1])
 from harness import Run, Scenario, Side, print_noise
 wide, narrow = (Scenario(f"job {i} | p=1 | none", "keyed-sum", 1, 0, "records", 1000) for i in (1, 2))
 side = Side("weir")
-side.runs[wide.name] = [Run(ms, 1.0, 10, 1.0, 0, 2.0) for ms in (1000, 1100, 1500)]
+side.runs[wide.name] = [Run(ms, 1.0, 10, 1.0, 0, 2.0, 0, idle) for ms, idle in ((1000, 5.0), (1100, 9.0), (1500, 1.0))]
 side.runs[narrow.name] = [Run(ms, 1.0, 10, 1.0, 0, 4.0) for ms in (1000, 1050, 1100)]
 print_noise([wide, narrow], [side])
 PY
 run python3 "$tmp/noise.py" "$REPO_DIR/tests/bench/vs-flink"
 expect_rc 0
 expect_out_line "  steal, weir's runs: median 3.0%, max 4.0% of the machine's CPU time"
+# Runs whose idle share is not known (the second row's) are left out of it.
+expect_out_line "  cores idle, weir's runs at p=1: median 5.0%, max 9.0% of the machine's CPU time"
 expect_out_line "  spread, weir job 1 \| p=1 \| none: rounds from 1000 to 1500 ms \(45% of the median\)"
 expect_out_lacks "job 2"
 pass
@@ -194,6 +198,23 @@ run bash "$BENCH" "$BUILD_DIR" --rounds 1 --jobs keyed-sum
 expect_rc 1
 expect_err_has "another run of this benchmark is using $BUILD_DIR"
 exec 8>&-
+pass
+
+check "pairs of runs taking turns: each pair's ratio, the medians, and the cores' idle share"
+# Each run lasts 50 ms, so that /proc/stat's clock (10 ms a tick) moves while it runs.
+run python3 "$REPO_DIR/tests/bench/pairs.py" --pairs 2 --warmup 0 \
+  --a "sh -c 'sleep 0.05; echo Job Runtime: 10 ms'" --b "sh -c 'sleep 0.05; echo Job Runtime: 5 ms'"
+expect_rc 0
+expect_out_line "pair 1: A 10 ms, B 5 ms, B/A 0.500.*"
+expect_out_line "2 pairs \(job runtime\): A median 10 ms, B median 5 ms"
+expect_out_line "B/A: median 0.500 \(range 0.500 to 0.500\); B faster in 2 of 2 pairs; speed-up A/B 2.00x"
+expect_out_line "cores idle: A median $number%, B median $number% of the machine's CPU time while they ran"
+run python3 "$REPO_DIR/tests/bench/pairs.py" --pairs 1 --warmup 0 --a "false" --b "true"
+expect_rc 1
+expect_err_has "'false' exited with 1"
+run python3 "$REPO_DIR/tests/bench/pairs.py" --pairs 0 --a "true" --b "true"
+expect_rc 2
+expect_err_has "--pairs must be at least 1"
 pass
 
 check "the profiler refuses bad options with exit 2"

@@ -52,6 +52,7 @@ class Run:
     checkpoints: int
     steal_pct: Optional[float] = None  # of the machine's CPU time while it ran; None: not known
     round: int = 0  # the round it ran in, from 0
+    idle_pct: Optional[float] = None  # the cores' idle share of the machine's CPU time while it ran
 
 
 @dataclass
@@ -90,9 +91,12 @@ def checkpoint_ms(text):
 
 
 def machine_cpu_times():
-    """(steal, total) jiffies of all cores so far, from /proc/stat; None where it is not there.
-    Steal is the time a virtual machine's cores were ready to run but the host ran something
-    else: a run during which it is high ran slower for reasons outside both sides."""
+    """(steal, idle, total) jiffies of all cores so far, from /proc/stat; None where it is not
+    there. Steal is the time a virtual machine's cores were ready to run but the host ran
+    something else: a run during which it is high ran slower for reasons outside both sides.
+    Idle (with iowait) is the time no thread was on a core: a job with more busy threads than
+    cores that leaves cores idle waited on its own hand-offs or on where the kernel put its
+    threads, not on work."""
     try:
         with open("/proc/stat") as f:
             fields = f.readline().split()
@@ -103,14 +107,16 @@ def machine_cpu_times():
     # user nice system idle iowait irq softirq steal [guest guest_nice]; guest time is already
     # counted in user and nice.
     jiffies = [int(x) for x in fields[1:9]]
-    return jiffies[7], sum(jiffies)
+    return jiffies[7], jiffies[3] + jiffies[4], sum(jiffies)
 
 
-def steal_percent(before, after):
-    """The share of the machine's CPU time stolen between two machine_cpu_times(), or None."""
-    if before is None or after is None or after[1] <= before[1]:
+def share_percent(before, after, which):
+    """The share of the machine's CPU time between two machine_cpu_times() that was `which`
+    ("steal" or "idle"), or None."""
+    if before is None or after is None or after[2] <= before[2]:
         return None
-    return 100.0 * (after[0] - before[0]) / (after[1] - before[1])
+    i = {"steal": 0, "idle": 1}[which]
+    return 100.0 * (after[i] - before[i]) / (after[2] - before[2])
 
 
 def measure(cmd, log_path, env=None):
@@ -253,12 +259,14 @@ def run_one(side, s, args, tmp, index, csv, round_index=0):
     if csv:
         csv.write(f"{side.name},{s.job},{s.parallelism},{s.checkpoint_ms},{s.work},{run.runtime_ms},"
                   f"{run.wall_s:.3f},{run.max_rss_mb:.1f},{run.cpu_s:.3f},{run.checkpoints},"
-                  f"{'' if run.steal_pct is None else f'{run.steal_pct:.1f}'},{round_index + 1}\n")
+                  f"{'' if run.steal_pct is None else f'{run.steal_pct:.1f}'},"
+                  f"{'' if run.idle_pct is None else f'{run.idle_pct:.1f}'},{round_index + 1}\n")
         csv.flush()
     rate = s.work / max(run.runtime_ms, 1) / 1000.0
     print(f"  {side.name:5} {s.name}: {run.runtime_ms} ms, {rate:.2f} M {s.unit}/s, "
           f"{run.max_rss_mb:.0f} MB, {run.cpu_s:.1f} CPU s, {run.checkpoints} checkpoints"
-          + ("" if run.steal_pct is None else f", steal {run.steal_pct:.0f}%"), flush=True)
+          + ("" if run.steal_pct is None else f", steal {run.steal_pct:.0f}%")
+          + ("" if run.idle_pct is None else f", cores idle {run.idle_pct:.0f}%"), flush=True)
 
 
 def execute(side, s, args, tmp, index, round_index=0):
@@ -269,7 +277,8 @@ def execute(side, s, args, tmp, index, round_index=0):
     cmd = side.impl.command(s, args, cp_dir)
     times_before = machine_cpu_times()
     code, wall, rss, cpu, _ = measure(cmd, log_path)
-    steal = steal_percent(times_before, machine_cpu_times())
+    times_after = machine_cpu_times()
+    steal, idle = (share_percent(times_before, times_after, which) for which in ("steal", "idle"))
     shutil.rmtree(cp_dir, ignore_errors=True)
     log = open(log_path, errors="replace").read()
     parsed, problem = (None, f"exit code {code}") if code != 0 else side.impl.parse(s, log)
@@ -281,7 +290,7 @@ def execute(side, s, args, tmp, index, round_index=0):
         side.failures += 1
         return None
     runtime_ms, checkpoints = parsed
-    return Run(runtime_ms, wall, rss, cpu, checkpoints, steal, round_index)
+    return Run(runtime_ms, wall, rss, cpu, checkpoints, steal, round_index, idle)
 
 
 def median_of(runs, f):
@@ -454,6 +463,13 @@ def print_noise(all_scenarios, sides, cores=()):
         if steals:
             lines.append(f"  steal, {side.name}'s runs: median {statistics.median(steals):.1f}%, "
                          f"max {max(steals):.1f}% of the machine's CPU time")
+    for side in sides:
+        for p in sorted({s.parallelism for s in all_scenarios}):
+            idles = [r.idle_pct for s in all_scenarios if s.parallelism == p
+                     for r in side.runs.get(s.name, []) if r.idle_pct is not None]
+            if idles:
+                lines.append(f"  cores idle, {side.name}'s runs at p={p}: median {statistics.median(idles):.1f}%, "
+                             f"max {max(idles):.1f}% of the machine's CPU time")
     for s in all_scenarios:
         for side in sides:
             runs = side.runs.get(s.name, [])
@@ -477,7 +493,8 @@ def print_noise(all_scenarios, sides, cores=()):
               f"(six independent chains, several instructions a cycle, as weir's task threads run) and a "
               f"narrow one (one chain): the wide loop slower at some moments while the narrow one holds "
               f"steady is other work on the same physical core, which slows wide code most and which steal "
-              f"does not show; spread: rows "
+              f"does not show; cores idle: time no thread ran on a core, which a job with more busy "
+              f"threads than cores loses to its hand-offs or to where the kernel put its threads; spread: rows "
               f"whose rounds differ by more than {SPREAD_NOTED * 100:.0f}% of their median; by round: "
               f"weir's speed against Flink's in each round, whose two runs of a row are back to back)")
         print("\n".join(lines))
@@ -607,7 +624,7 @@ def main():
         csv = open(args.csv, "w") if args.csv else None
         if csv:
             csv.write("side,job,parallelism,checkpoint_ms,work,runtime_ms,wall_s,max_rss_mb,cpu_s,checkpoints,"
-                      "steal_pct,round\n")
+                      "steal_pct,idle_pct,round\n")
         index = 0
         for r in range(args.rounds):
             print(f"round {r + 1} of {args.rounds}", flush=True)
